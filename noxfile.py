@@ -1,0 +1,83 @@
+# /// script
+# dependencies = [
+#   "nox>=2025.11",
+#   "packaging>=24.0",
+#   "pydantic>=2.7",
+#   "pyyaml>=6.0",
+#   "rich>=13.7",
+#   "uv>=0.5",
+# ]
+# ///
+"""Sessions of repromatrix. Thin: the logic lives in src/repromatrix.
+
+    nox -s matrix [-- --tier smoke]   run a tier (default: smoke), reports in reports/latest/
+    nox -s <combination id> [-- CASE] run one combination (nox -l lists them, tagged by tier)
+    nox -s tests                      the harness's own tests
+    nox -s lint                       ruff
+
+The noxfile reads matrix.yaml when it loads, to make one session per combination;
+the script block above lets nox install what that needs (nox's script mode).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from repromatrix.errors import UserError  # noqa: E402
+from repromatrix.matrix import load_matrix  # noqa: E402
+
+nox.needs_version = ">=2025.11"
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["matrix"]
+
+PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
+# Sessions that drive the harness run it from this interpreter with src/ on the path:
+# the cells are the harness's own uv environments, so a nox venv would be wasted.
+HARNESS_ENV = {"PYTHONPATH": str(ROOT / "src")}
+
+try:
+    MATRIX = load_matrix(ROOT / "matrix.yaml")
+except UserError as error:  # one line, no traceback, non-zero exit
+    sys.exit(f"nox: {error}")
+
+
+def harness(session: nox.Session, *args: str) -> None:
+    session.run(sys.executable, "-m", "repromatrix", *args, env=HARNESS_ENV, external=True)
+
+
+@nox.session(python=False)
+def matrix(session: nox.Session) -> None:
+    """Run a tier of the matrix (default: smoke): nox -s matrix -- [--tier T] [--matrix F]."""
+    harness(session, "run", *session.posargs)
+
+
+def _combination_session(combination_id: str, tier: str, tags: tuple[str, ...]) -> None:
+    def run_one(session: nox.Session) -> None:
+        harness(session, "run", "--update", "--combination", combination_id, *session.posargs)
+
+    run_one.__doc__ = f"{tier}: {combination_id}"
+    nox.session(run_one, name=combination_id, python=False, tags=[tier, *tags])
+
+
+for _combo in MATRIX.combinations():
+    _combination_session(_combo.id, _combo.tier, _combo.tags)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The harness's own tests (pytest; e2e ones build real torch 2.13.0 CPU cells)."""
+    session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "test"))
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", "src", "tests", "noxfile.py")

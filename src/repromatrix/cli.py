@@ -1,0 +1,151 @@
+"""The command line: ``repromatrix <command>`` (also ``python -m repromatrix``).
+
+Each command parses its options, calls one library function and turns the
+outcome into an exit status; a UserError becomes one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .errors import UserError
+from .matrix import load_matrix
+from .workflow import DEFAULT_TIER, RunOptions, run
+
+
+def _matrix_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--matrix",
+        type=Path,
+        default=Path("matrix.yaml"),
+        help="the matrix file (default: %(default)s)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="repromatrix", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"repromatrix {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    listing = commands.add_parser("list", help="list combinations")
+    _matrix_option(listing)
+    listing.add_argument("--tier", help="only this tier")
+    listing.add_argument("--json", action="store_true", help="one JSON object per combination")
+
+    runner = commands.add_parser("run", help="run combinations and write results")
+    _matrix_option(runner)
+    runner.add_argument("--tier", help=f"the tier to run (default: {DEFAULT_TIER})")
+    runner.add_argument(
+        "--combination",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only this combination (repeatable)",
+    )
+    runner.add_argument(
+        "--results",
+        type=Path,
+        default=Path("reports/latest"),
+        help="results directory (default: %(default)s)",
+    )
+    runner.add_argument(
+        "--env-dir",
+        type=Path,
+        help="where environments are kept "
+        "(default: $REPROMATRIX_ENV_DIR or ~/.cache/repromatrix/envs)",
+    )
+    runner.add_argument("--cases", type=Path, help="the cases folder (default: beside the matrix)")
+    mode = runner.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--resume",
+        dest="mode",
+        action="store_const",
+        const="resume",
+        help="keep what an interrupted run finished; run only what is missing",
+    )
+    mode.add_argument(
+        "--update",
+        dest="mode",
+        action="store_const",
+        const="update",
+        help="replace only the combinations run now; keep the others",
+    )
+    runner.add_argument(
+        "--reruns",
+        type=int,
+        default=2,
+        help="reruns of a failing case in fresh interpreters (default: 2)",
+    )
+    runner.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="pytest-xdist workers inside each combination (default: 1)",
+    )
+    runner.add_argument(
+        "selection", nargs="*", help="cases to run: pytest node ids or paths relative to cases/"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "list":
+            return _list(args)
+        if args.command == "run":
+            return _run(args)
+    except UserError as err:
+        print(f"repromatrix: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print(
+            "repromatrix: interrupted; finished results are kept (--resume continues)",
+            file=sys.stderr,
+        )
+        return 130
+    raise AssertionError(args.command)
+
+
+def _list(args: argparse.Namespace) -> int:
+    matrix = load_matrix(args.matrix)
+    combos = matrix.tier(args.tier) if args.tier else matrix.combinations()
+    for combo in combos:
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "id": combo.id,
+                        "tier": combo.tier,
+                        "device": combo.device,
+                        "requested": combo.requested(),
+                        "tags": list(combo.tags),
+                    }
+                )
+            )
+        else:
+            pins = ", ".join(f"{k} {v}" for k, v in combo.requested().items())
+            print(f"{combo.tier:<8} {combo.id:<32} {pins}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    options = RunOptions(
+        matrix=args.matrix,
+        tier=args.tier,
+        combinations=args.combination,
+        results=args.results,
+        env_dir=args.env_dir,
+        cases=args.cases,
+        selection=args.selection,
+        mode=args.mode or "fresh",
+        reruns=args.reruns,
+        workers=args.workers,
+    )
+    _results, code = run(options)
+    return code

@@ -1,0 +1,474 @@
+"""One isolated uv environment per resolved pin set.
+
+Building a cell is a function of a pin set (not of a nox session), so that the
+matrix, `check` and `bisect` share it:
+
+1. find the base interpreter;
+2. resolve the request with ``uv pip compile`` into a complete lock (every
+   package at an exact version): floating pins (``latest``, ranges, git refs)
+   are decided here, at build time;
+3. hash lock + interpreter + indexes + cell env -> the environment's identity;
+4. reuse the stored environment with that identity, or build it with
+   ``uv venv`` + ``uv pip sync`` (a changed pin changes the lock, hence the
+   identity, so only that cell is rebuilt; nox's own reuse ignores pins);
+5. record every installed distribution's version.
+
+``system`` pins (torch from a CUDA image, say) are not installed: the package and
+the installed closure of its requirements are linked from the base interpreter
+into a private folder that the cell sees after its own site-packages, so the
+rest of the base interpreter's packages stay invisible.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+import zipfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+from . import procs
+from .errors import UserError
+from .indexes import IndexSettings
+from .matrix import Combination
+from .pins import Pin, PinKind
+from .redact import redact, redact_text
+
+# What every cell gets besides its pins: the runner drives pytest inside it.
+CELL_TOOLING = ("pytest>=8", "pytest-xdist>=3.5")
+# Bump when the layout of a stored environment changes: old ones are then rebuilt.
+STORE_FORMAT = 1
+
+Log = Callable[[str], None]
+
+
+class InstallError(Exception):
+    """A cell that cannot be built; recorded as install-error, the run goes on."""
+
+    def __init__(self, stage: str, message: str, log: str = "") -> None:
+        super().__init__(message)
+        self.stage = stage  # python | resolve | install | timeout
+        self.message = message
+        self.log = log
+
+
+@dataclass(frozen=True)
+class EnvRequest:
+    pins: tuple[Pin, ...]
+    python: str | None = None
+    index: IndexSettings = field(default_factory=IndexSettings)
+    exclude_newer: str | None = None
+    env: tuple[tuple[str, str], ...] = ()
+    tooling: tuple[str, ...] = CELL_TOOLING
+
+    @classmethod
+    def for_combination(cls, combo: Combination, user_index: IndexSettings) -> EnvRequest:
+        return cls(
+            pins=combo.pins,
+            python=combo.python,
+            index=user_index.overlaid(
+                index_url=combo.index_url,
+                extra_index_urls=combo.extra_index_urls,
+                find_links=combo.find_links,
+            ),
+            exclude_newer=combo.exclude_newer,
+            env=combo.env,
+        )
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    executable: str
+    version: str
+    implementation: str
+
+
+@dataclass
+class Environment:
+    root: Path
+    identity: str
+    python: Path
+    resolved: dict[str, str]  # every distribution the cell sees -> version
+    system: dict[str, str]  # those linked from the base interpreter
+    reused: bool
+    seconds: float
+    interpreter: Interpreter
+
+    def subprocess_env(self, extra: Mapping[str, str] = ()) -> dict[str, str]:
+        """The cell's process environment: the user's, minus anything that would
+        leak the harness's own packages into the cell."""
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV")
+            and not k.startswith("NOX_")
+        }
+        venv = self.python.parent.parent
+        env["VIRTUAL_ENV"] = str(venv)
+        env["PATH"] = f"{self.python.parent}{os.pathsep}{env.get('PATH', '')}"
+        env.update(dict(extra))
+        return env
+
+
+def uv_binary() -> str:
+    try:
+        from uv import find_uv_bin  # the `uv` wheel ships the binary
+
+        return find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        found = shutil.which("uv")
+        if not found:
+            raise UserError(
+                "uv is not installed: pip install uv (repromatrix builds cells with it)"
+            ) from None
+        return found
+
+
+def default_store_root() -> Path:
+    if os.environ.get("REPROMATRIX_ENV_DIR"):
+        return Path(os.environ["REPROMATRIX_ENV_DIR"])
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "repromatrix" / "envs"
+
+
+def find_interpreter(spec: str | None, uv: str) -> Interpreter:
+    """The base interpreter of a cell: a version ('3.11') or a path, found by uv;
+    by default the interpreter this harness runs on (outside any venv), which is
+    also where ``system`` packages are looked up."""
+    if spec is None:
+        executable = getattr(sys, "_base_executable", None) or sys.executable
+    else:
+        done = procs.run([uv, "python", "find", "--no-project", spec], timeout=120)
+        if done.returncode != 0 or not done.stdout.strip():
+            detail = _uv_message(done.stderr) if done.stderr.strip() else "not found"
+            raise InstallError("python", f"no Python interpreter matches {spec!r}: {detail}")
+        executable = done.stdout.strip().splitlines()[-1]
+    probe = procs.run(
+        [
+            executable,
+            "-c",
+            "import json,sys,platform;print(json.dumps([sys.executable,"
+            "platform.python_version(),platform.python_implementation()]))",
+        ],
+        timeout=60,
+    )
+    if probe.returncode != 0:
+        raise InstallError("python", f"interpreter {spec or 'default'} does not start")
+    exe, version, impl = json.loads(probe.stdout)
+    return Interpreter(executable=exe, version=version, implementation=impl)
+
+
+# Runs inside the base interpreter (stdlib only: it may have nothing else).
+_INSPECT_SYSTEM = r"""
+import json, re, sys
+import importlib.metadata as md
+def canon(n): return re.sub(r"[-_.]+", "-", n).lower()
+wanted = json.loads(sys.argv[1])
+found, queue, missing = {}, list(wanted), []
+while queue:
+    name = queue.pop()
+    if name in found:
+        continue
+    try:
+        dist = md.distribution(name)
+    except md.PackageNotFoundError:
+        if name in wanted:
+            missing.append(name)
+        continue
+    site = str(dist.locate_file(""))
+    tops = set()
+    for f in dist.files or ():
+        first = f.parts[0] if f.parts else ""
+        if first and first not in ("..", "__pycache__") and not first.endswith(".pth"):
+            tops.add(first)
+    found[name] = {"name": dist.metadata["Name"], "version": dist.version, "site": site,
+                   "tops": sorted(tops)}
+    for req in dist.requires or ():
+        if re.search(r"extra\s*==", req):
+            continue
+        queue.append(canon(re.match(r"[A-Za-z0-9._-]+", req).group(0)))
+print(json.dumps({"found": found, "missing": missing}))
+"""
+
+# Runs inside the cell: what it really sees, in sys.path order (first one wins).
+_INSPECT_CELL = r"""
+import json, re, sys, sysconfig
+import importlib.metadata as md
+overlay = sys.argv[1]
+seen = {}
+for dist in md.distributions():
+    name = re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower()
+    if name and name not in seen:
+        origin = "system" if str(dist.locate_file("")).startswith(overlay) else "env"
+        seen[name] = [dist.version, origin]
+print(json.dumps({"purelib": sysconfig.get_paths()["purelib"], "packages": seen}))
+"""
+
+
+class EnvStore:
+    """Built environments, one folder per identity, reused across runs and tools."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = Path(root) if root is not None else default_store_root()
+
+    def build(
+        self,
+        request: EnvRequest,
+        *,
+        timeout: float = 1800.0,
+        log: Log | None = None,
+    ) -> Environment:
+        started = time.monotonic()
+        deadline = started + timeout
+        say = log or (lambda _line: None)
+        uv = uv_binary()
+        interpreter = find_interpreter(request.python, uv)
+        system = self._inspect_system(request, interpreter)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+        stubs = self.root / "_stubs"
+        lock = self._resolve(request, interpreter, system, uv, stubs, deadline, say)
+        identity = _identity(request, interpreter, system, lock)
+        home = self.root / identity[:16]
+        with _locked(self.root / f"{identity[:16]}.lock"):
+            if (home / "complete").exists() and (home / "venv").exists():
+                say(f"reusing environment {identity[:16]}")
+                packages = json.loads((home / "resolved.json").read_text())
+                return self._environment(home, identity, interpreter, packages, True, started)
+            if home.exists():
+                shutil.rmtree(home)  # an interrupted build: start over
+            home.mkdir(parents=True)
+            (home / "lock.txt").write_text(lock)
+            (home / "request.json").write_text(
+                json.dumps(
+                    redact(_identity_document(request, interpreter, system, lock)),
+                    indent=2,
+                    sort_keys=True,
+                )
+            )
+            packages = self._install(request, interpreter, system, uv, home, deadline, say)
+            (home / "resolved.json").write_text(json.dumps(packages, indent=2, sort_keys=True))
+            (home / "complete").write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        return self._environment(home, identity, interpreter, packages, False, started)
+
+    # ------------------------------------------------------------------ steps
+
+    def _inspect_system(self, request: EnvRequest, interpreter: Interpreter) -> dict:
+        wanted = [p.package for p in request.pins if p.kind is PinKind.SYSTEM]
+        if not wanted:
+            return {}
+        done = procs.run(
+            [interpreter.executable, "-c", _INSPECT_SYSTEM, json.dumps(wanted)], timeout=120
+        )
+        if done.returncode != 0:
+            raise InstallError(
+                "python", "cannot inspect the base interpreter's packages", redact_text(done.stderr)
+            )
+        report = json.loads(done.stdout)
+        if report["missing"]:
+            raise InstallError(
+                "resolve",
+                f"'system' pin: {', '.join(report['missing'])} is not installed in the base "
+                f"interpreter (Python {interpreter.version})",
+            )
+        return report["found"]
+
+    def _resolve(
+        self,
+        request: EnvRequest,
+        interpreter: Interpreter,
+        system: dict,
+        uv: str,
+        stubs: Path,
+        deadline: float,
+        say: Log,
+    ) -> str:
+        requirements = [r for p in request.pins if (r := p.requirement())]
+        args = [
+            uv,
+            "pip",
+            "compile",
+            "-",
+            "--python",
+            interpreter.executable,
+            "--no-header",
+            "--no-annotate",
+            "--quiet",
+            *request.index.uv_args(),
+        ]
+        if request.exclude_newer:
+            args += ["--exclude-newer", request.exclude_newer]
+        for pin in request.pins:
+            if pin.kind in (PinKind.ABSENT, PinKind.SYSTEM):
+                args += ["--no-emit-package", pin.package]
+        system_pins = [p.package for p in request.pins if p.kind is PinKind.SYSTEM]
+        if system_pins:
+            # The resolver must see the system copy's exact version (a local one such
+            # as 2.11.0+cu128 that no index has): offer it a metadata-only stub.
+            stubs.mkdir(parents=True, exist_ok=True)
+            for package in system_pins:
+                info = system[package]
+                _write_stub_wheel(stubs, info["name"], info["version"])
+                requirements.append(f"{package}=={info['version']}")
+            args += ["--find-links", str(stubs)]
+        requirements += list(request.tooling)
+        say(f"resolving: {' '.join(requirements)}")
+        done = procs.run(args, input="\n".join(requirements) + "\n", timeout=_remaining(deadline))
+        if done.timed_out:
+            raise InstallError("timeout", "resolution timed out", redact_text(done.stderr))
+        if done.returncode != 0:
+            raise InstallError("resolve", _uv_message(done.stderr), redact_text(done.stderr))
+        return done.stdout
+
+    def _install(
+        self,
+        request: EnvRequest,
+        interpreter: Interpreter,
+        system: dict,
+        uv: str,
+        home: Path,
+        deadline: float,
+        say: Log,
+    ) -> dict:
+        venv = home / "venv"
+        log_lines: list[str] = []
+        steps = [
+            [uv, "venv", "--quiet", "--python", interpreter.executable, str(venv)],
+            [
+                uv,
+                "pip",
+                "sync",
+                str(home / "lock.txt"),
+                "--python",
+                str(venv / "bin" / "python"),
+                *request.index.uv_args(),
+            ],
+        ]
+        for cmd in steps:
+            say(" ".join(cmd[1:3]))
+            done = procs.run(cmd, timeout=_remaining(deadline))
+            log_lines += [done.stdout, done.stderr]
+            (home / "install.log").write_text(redact_text("".join(log_lines)))
+            if done.timed_out:
+                raise InstallError("timeout", "install timed out", redact_text(done.stderr))
+            if done.returncode != 0:
+                raise InstallError("install", _uv_message(done.stderr), redact_text(done.stderr))
+        overlay = home / "system-site"
+        overlay.mkdir()
+        for info in system.values():
+            for top in info["tops"]:
+                link = overlay / top
+                if not link.exists():
+                    link.symlink_to(Path(info["site"]) / top)
+        done = procs.run(
+            [str(venv / "bin" / "python"), "-c", _INSPECT_CELL, str(overlay)], timeout=120
+        )
+        if done.returncode != 0:
+            raise InstallError(
+                "install", "the new environment's Python does not start", redact_text(done.stderr)
+            )
+        purelib = Path(json.loads(done.stdout)["purelib"])
+        if system:
+            # After the cell's own site-packages: what the cell installed wins.
+            (purelib / "_repromatrix_system.pth").write_text(f"{overlay}\n")
+            done = procs.run(
+                [str(venv / "bin" / "python"), "-c", _INSPECT_CELL, str(overlay)], timeout=120
+            )
+        return json.loads(done.stdout)["packages"]
+
+    def _environment(
+        self,
+        home: Path,
+        identity: str,
+        interpreter: Interpreter,
+        packages: dict,
+        reused: bool,
+        started: float,
+    ) -> Environment:
+        return Environment(
+            root=home,
+            identity=identity,
+            python=home / "venv" / "bin" / "python",
+            resolved={name: version for name, (version, _) in sorted(packages.items())},
+            system={
+                name: v for name, (v, origin) in sorted(packages.items()) if origin == "system"
+            },
+            reused=reused,
+            seconds=time.monotonic() - started,
+            interpreter=interpreter,
+        )
+
+
+def _identity_document(
+    request: EnvRequest, interpreter: Interpreter, system: dict, lock: str
+) -> dict:
+    return {
+        "format": STORE_FORMAT,
+        "python": [interpreter.executable, interpreter.version, interpreter.implementation],
+        "lock": lock,
+        "system": {k: [v["version"], v["site"]] for k, v in sorted(system.items())},
+        "absent": sorted(p.package for p in request.pins if p.kind is PinKind.ABSENT),
+        "index": request.index.identity(),
+        "exclude_newer": request.exclude_newer,
+        "env": sorted(request.env),
+    }
+
+
+def _identity(request: EnvRequest, interpreter: Interpreter, system: dict, lock: str) -> str:
+    document = _identity_document(request, interpreter, system, lock)
+    return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+
+
+def _write_stub_wheel(folder: Path, name: str, version: str) -> None:
+    dist = f"{canonicalize_name(name).replace('-', '_')}-{version}"
+    path = folder / f"{dist}-py3-none-any.whl"
+    if path.exists():
+        return
+    info = f"{dist}.dist-info"
+    files = {
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: repromatrix\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+    }
+    record = "".join(f"{n},,\n" for n in files) + f"{info}/RECORD,,\n"
+    tmp = path.with_suffix(".tmp")
+    with zipfile.ZipFile(tmp, "w") as wheel:
+        for entry, text in {**files, f"{info}/RECORD": record}.items():
+            wheel.writestr(entry, text)
+    tmp.replace(path)
+
+
+def _uv_message(stderr: str) -> str:
+    """uv's error, on one line: the lines after 'error:' / '×', joined."""
+    lines = [line.strip() for line in redact_text(stderr).splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if line.startswith(("error:", "×")):
+            return " ".join(lines[i:])[:2000]
+    return " ".join(lines[-5:])[:2000] or "uv failed without a message"
+
+
+def _remaining(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise InstallError("timeout", "install time limit reached")
+    return left
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """One builder per identity at a time, across processes (two runs, --jobs N)."""
+    with open(path, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

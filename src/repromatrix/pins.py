@@ -1,0 +1,95 @@
+"""What one matrix cell asks of one package: the grammar of a pin.
+
+A pin is written in matrix.yaml as one of
+
+- an exact version:        ``"4.56.2"``
+- a PEP 440 specifier:     ``">=4.50,<4.53"``
+- ``latest``:              the newest release the resolver accepts
+- a direct reference:      ``"git+https://github.com/huggingface/transformers@main"``
+- ``system``:              the copy already installed in the base interpreter
+                           (e.g. torch in a CUDA image), shown to the cell alone
+- null:                    not installed, even if another package depends on it
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+DIRECT_PREFIXES = ("git+", "hg+", "svn+", "bzr+", "https://", "http://", "file:")
+
+
+class PinKind(str, enum.Enum):
+    EXACT = "exact"
+    RANGE = "range"
+    LATEST = "latest"
+    DIRECT = "direct"
+    SYSTEM = "system"
+    ABSENT = "absent"
+
+
+@dataclass(frozen=True, order=True)
+class Pin:
+    package: str  # canonical name (PEP 503)
+    kind: PinKind
+    spec: str  # as written; "" for ABSENT
+
+    @property
+    def floating(self) -> bool:
+        """Whether what this pin installs can change without matrix.yaml changing."""
+        return self.kind in (PinKind.LATEST, PinKind.RANGE, PinKind.DIRECT)
+
+    def requirement(self) -> str | None:
+        """The PEP 508 requirement handed to the resolver (None: nothing to resolve)."""
+        if self.kind is PinKind.EXACT:
+            return f"{self.package}=={self.spec}"
+        if self.kind is PinKind.RANGE:
+            return f"{self.package}{self.spec}"
+        if self.kind is PinKind.LATEST:
+            return self.package
+        if self.kind is PinKind.DIRECT:
+            return f"{self.package} @ {self.spec}"
+        return None
+
+    def __str__(self) -> str:
+        return self.spec if self.kind is not PinKind.ABSENT else "null"
+
+
+def parse_pin(package: str, raw: object) -> Pin:
+    """Parse one package's spec; ValueError carries a message fit for a one-line error."""
+    name = canonicalize_name(package)
+    if raw is None:
+        return Pin(name, PinKind.ABSENT, "")
+    if isinstance(raw, bool) or not isinstance(raw, str):
+        if isinstance(raw, (int, float)):
+            # YAML reads 4.50 as the float 4.5: refuse rather than guess.
+            raise ValueError(f"{raw!r} is a number; quote versions, e.g. '{raw}'")
+        raise ValueError(f"{raw!r} is not a version, specifier, 'latest', 'system' or null")
+    text = raw.strip()
+    if text in ("latest", "system"):
+        return Pin(name, PinKind(text), text)
+    if text.startswith(DIRECT_PREFIXES):
+        try:
+            Requirement(f"{name} @ {text}")
+        except InvalidRequirement as err:
+            raise ValueError(f"{raw!r} is not a valid direct reference ({err})") from None
+        return Pin(name, PinKind.DIRECT, text)
+    if text and text[0].isdigit():
+        try:
+            Version(text)
+        except InvalidVersion:
+            raise ValueError(f"{raw!r} is not a version or specifier") from None
+        return Pin(name, PinKind.EXACT, text)
+    try:
+        specifier = SpecifierSet(text)
+    except InvalidSpecifier:
+        raise ValueError(f"{raw!r} is not a version or specifier") from None
+    if not len(specifier):
+        raise ValueError(f"{raw!r} is not a version or specifier")
+    # Keep the user's order of clauses (str(SpecifierSet) sorts them).
+    return Pin(name, PinKind.RANGE, "".join(text.split()))

@@ -1,0 +1,92 @@
+"""Keep secrets out of everything the tool writes: reports, logs, recorded environments.
+
+Three nets, applied together by :func:`redact_text`:
+
+1. values of environment variables whose *names* look secret (TOKEN, KEY, SECRET,
+   PASSWORD, ...), wherever those values appear in text;
+2. credentials inside URLs (``https://user:pass@host`` -> ``https://***@host``);
+3. well-known token shapes (``hf_...``, ``ghp_...``, ``github_pat_...``), even when
+   they did not come from this process's environment (a traceback of a cell, say).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+MASK = "***"
+
+SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+URL_CREDENTIALS = re.compile(
+    r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<cred>[^/@\s:]+(?::[^/@\s]*)?)@"
+)
+TOKEN_SHAPES = re.compile(
+    r"\b(?:hf_[A-Za-z0-9]{16,}"
+    r"|gh[pousr]_[A-Za-z0-9]{20,}"
+    r"|github_pat_[A-Za-z0-9_]{20,}"
+    r"|glpat-[A-Za-z0-9_-]{20,}"
+    r"|AKIA[0-9A-Z]{16}"
+    r"|xox[abpr]-[A-Za-z0-9-]{10,})\b"
+)
+# Short values ("1", "true") would blank out unrelated text; real secrets are longer.
+MIN_SECRET_LENGTH = 6
+
+
+def is_secret_name(name: str) -> bool:
+    return bool(SECRET_NAME.search(name))
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
+    environ = os.environ if environ is None else environ
+    values = {v for k, v in environ.items() if is_secret_name(k) and len(v) >= MIN_SECRET_LENGTH}
+    # Longest first, so a secret containing another is masked whole.
+    return sorted(values, key=len, reverse=True)
+
+
+@functools.lru_cache(maxsize=8)
+def _values_pattern(values: tuple[str, ...]) -> re.Pattern[str] | None:
+    return re.compile("|".join(map(re.escape, values))) if values else None
+
+
+def redact_text(text: str, environ: Mapping[str, str] | None = None) -> str:
+    pattern = _values_pattern(tuple(secret_values(environ)))
+    if pattern is not None:
+        text = pattern.sub(MASK, text)
+    text = URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}{MASK}@", text)
+    return TOKEN_SHAPES.sub(MASK, text)
+
+
+def redact_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """A copy of an environment fit for recording: secret-named values masked,
+    the others scrubbed of URL credentials and token shapes."""
+    return {k: (MASK if is_secret_name(k) else redact_text(v, environ)) for k, v in environ.items()}
+
+
+def redact(obj: Any, environ: Mapping[str, str] | None = None) -> Any:
+    """Redact every string inside a JSON-like structure."""
+    if isinstance(obj, str):
+        return redact_text(obj, environ)
+    if isinstance(obj, Mapping):
+        return {k: redact(v, environ) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [redact(v, environ) for v in obj]
+    return obj
+
+
+def shorten_paths(text: str, places: Mapping[str, str]) -> str:
+    """Replace this machine's folders by names that mean something elsewhere
+    ('<env>/lib/...', '~/...'): results get committed and pasted into issues."""
+    for folder, name in sorted(places.items(), key=lambda kv: len(kv[0]), reverse=True):
+        if folder and folder != "/":
+            text = text.replace(folder.rstrip("/"), name)
+    return text
+
+
+def machine_places(**named: str | os.PathLike[str] | None) -> dict[str, str]:
+    """{folder: '<name>'} for the given folders, plus the home folder as '~'."""
+    places = {os.fspath(path): f"<{name}>" for name, path in named.items() if path}
+    places[os.path.expanduser("~")] = "~"
+    return places

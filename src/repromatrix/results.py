@@ -1,0 +1,271 @@
+"""The stored results: the contract between a run and everything that reads it.
+
+Layout of a results directory (reports/latest/ by default)::
+
+    results.json                 merged, schema below
+    combinations/<id>.json       one per combination, written as soon as it completes
+    records/<id>.jsonl           live per-case records (resume reads these)
+    logs/<id>.install.log        uv's output, redacted
+    logs/<id>.cases.log          pytest's output, redacted
+
+results.json (schema 1)::
+
+    {"schema": 1, "run": {...metadata},
+     "combinations": [{"id", "tier", "requested": {pkg: spec}, "resolved": {pkg: version},
+                       "status", "cases": [{"id", "status", "seconds", "message", ...}]}]}
+
+Other tools read these names: fields are added, never renamed. Readers ignore
+fields they do not know, and keep them when they rewrite a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import UserError, key_path
+
+SCHEMA_VERSION = 1
+
+# Raw case outcomes, as the runner records them.
+CASE_OUTCOMES = ("passed", "failed", "error", "skipped", "crashed", "timed-out", "flaky")
+# A combination's status: how far it got and what its cases did.
+COMBINATION_STATUSES = ("passed", "failed", "skipped", "install-error")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class CaseResult(_Model):
+    id: str
+    status: str  # after verdicts: an outcome, or known-broken / possibly-fixed
+    seconds: float = 0.0
+    message: str = ""
+    outcome: str = ""  # what the run saw, before verdicts
+    error_type: str | None = None
+    traceback: str = ""
+    attempts: list[str] = []
+    known_issue: dict[str, Any] | None = None
+
+
+class EnvironmentInfo(_Model):
+    identity: str = ""
+    reused: bool = False
+    build_seconds: float = 0.0
+    python: str = ""
+    system: dict[str, str] = {}
+    index: dict[str, Any] = {}
+
+
+class CombinationResult(_Model):
+    id: str
+    tier: str
+    requested: dict[str, str]
+    resolved: dict[str, str] = {}
+    status: str
+    cases: list[CaseResult] = []
+    message: str = ""  # why it did not run (install error, skipped cell)
+    seconds: float = 0.0
+    started: str = ""
+    finished: str = ""
+    device: str = "cpu"
+    tags: list[str] = []
+    env: dict[str, str] = {}
+    environment: EnvironmentInfo = Field(default_factory=EnvironmentInfo)
+    repro: str = ""  # one-line command that reruns this combination
+    verdict: str | None = None
+
+
+class RunInfo(_Model):
+    id: str = ""
+    started: str = ""
+    finished: str = ""
+    tier: str | None = None
+    matrix: str = ""
+    matrix_sha256: str = ""
+    repromatrix: str = ""
+    cases_commit: str | None = None
+    command: str = ""
+    host: dict[str, Any] = {}
+
+
+class Results(_Model):
+    schema_: Literal[1] = Field(default=SCHEMA_VERSION, alias="schema")
+    run: RunInfo = Field(default_factory=RunInfo)
+    combinations: list[CombinationResult] = []
+
+    def dump(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+    def find(self, combination_id: str) -> CombinationResult | None:
+        return next((c for c in self.combinations if c.id == combination_id), None)
+
+
+def combination_status(cases: list[CaseResult]) -> str:
+    outcomes = {c.outcome or c.status for c in cases}
+    if outcomes & {"failed", "error", "crashed", "timed-out"}:
+        return "failed"
+    if not outcomes or outcomes <= {"skipped"}:
+        return "skipped"
+    return "passed"
+
+
+# --------------------------------------------------------------------------- files
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write-then-rename: a reader (or a kill -9) never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, indent=2, sort_keys=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_combination(results_dir: Path, result: CombinationResult) -> Path:
+    path = results_dir / "combinations" / f"{result.id}.json"
+    write_json_atomic(path, result.model_dump(mode="json"))
+    return path
+
+
+def read_combinations(results_dir: Path) -> dict[str, CombinationResult]:
+    out: dict[str, CombinationResult] = {}
+    folder = results_dir / "combinations"
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.glob("*.json")):
+        data = _read_json(path)
+        out[data.get("id", path.stem)] = _validate(CombinationResult, data, path)
+    return out
+
+
+def load_results(path: str | Path) -> Results:
+    """results.json, or a directory holding one."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "results.json"
+    if not path.exists():
+        raise UserError(f"{path}: no such results file")
+    data = _read_json(path)
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema != SCHEMA_VERSION:
+        raise UserError(
+            f"{path}: schema: {schema!r} is not a results schema this version reads "
+            f"({SCHEMA_VERSION})"
+        )
+    return _validate(Results, data, path)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise UserError(f"{path}:{err.lineno}: not valid JSON ({err.msg})") from None
+    except OSError as err:
+        raise UserError(f"{path}: cannot read ({err.strerror})") from None
+
+
+def _validate(model: type[BaseModel], data: Any, path: Path) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        raise UserError(f"{path}: {key_path(first['loc'])}: {first['msg']}") from None
+
+
+# --------------------------------------------------------------------------- the directory
+
+
+class ResultsDir:
+    """A results directory that one run at a time writes.
+
+    A fresh run moves the previous contents aside to ``<name>.previous`` (nothing
+    recorded is thrown away by starting again); ``update`` replaces only the
+    combinations it runs; ``resume`` keeps every finished combination and case.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    @property
+    def previous(self) -> Path:
+        return self.path.with_name(f"{self.path.name}.previous")
+
+    def combination_path(self, combination_id: str) -> Path:
+        return self.path / "combinations" / f"{combination_id}.json"
+
+    def records_path(self, combination_id: str) -> Path:
+        return self.path / "records" / f"{combination_id}.jsonl"
+
+    def log_path(self, combination_id: str, kind: str) -> Path:
+        return self.path / "logs" / f"{combination_id}.{kind}.log"
+
+    @contextlib.contextmanager
+    def claimed(self, mode: Literal["fresh", "update", "resume"]) -> Iterator[ResultsDir]:
+        """Hold the directory for one run; a second run gets a clear error instead
+        of interleaving its files with ours."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock_path = self.path.with_name(f".{self.path.name}.lock")
+        with open(lock_path, "a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                raise UserError(
+                    f"{self.path}: another run is writing here ({holder}); "
+                    "wait for it or pass a different --results directory"
+                ) from None
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"pid {os.getpid()}")
+            handle.flush()
+            try:
+                if mode == "fresh" and self.path.exists() and any(self.path.iterdir()):
+                    shutil.rmtree(self.previous, ignore_errors=True)
+                    os.replace(self.path, self.previous)
+                self.path.mkdir(parents=True, exist_ok=True)
+                yield self
+            finally:
+                handle.seek(0)
+                handle.truncate()
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def merge(self, run: RunInfo, order: list[str]) -> Results:
+        """results.json from the per-combination files, in matrix order."""
+        found = read_combinations(self.path)
+        ranked = sorted(
+            found.values(), key=lambda c: (order.index(c.id) if c.id in order else len(order), c.id)
+        )
+        results = Results(run=run, combinations=ranked)
+        write_json_atomic(self.path / "results.json", results.dump())
+        return results

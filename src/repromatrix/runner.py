@@ -1,0 +1,366 @@
+"""Run the cases of cases/ inside one built environment.
+
+One interpreter per combination, not per case: importing torch + transformers +
+peft costs ~11 s, the cases themselves a few seconds each. The interpreter is
+supervised from outside through the records the cell plugin appends:
+
+- a case that outlives its time limit: the process group is killed, the case is
+  recorded as timed-out, and the remaining cases run in a fresh interpreter;
+- an interpreter that dies mid-case (abort, segfault, OOM kill): the case is
+  recorded as crashed with the signal, and the rest runs in a fresh interpreter;
+- a failing case can be rerun in fresh interpreters: mixed outcomes are flaky.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import procs
+from .environment import Environment
+from .redact import machine_places, redact_text, shorten_paths
+
+PLUGIN_DIR = Path(__file__).parent / "_cell"
+PLUGIN = "repromatrix_cell_plugin"
+POLL_SECONDS = 0.2
+COLLECTION_ID = "<collection>"
+FAILING = ("failed", "error", "crashed")  # outcomes worth a rerun (a timeout costs too much)
+
+
+@dataclass
+class CaseRecord:
+    id: str
+    outcome: str  # passed | failed | error | skipped | crashed | timed-out | flaky
+    seconds: float = 0.0
+    error_type: str | None = None
+    message: str = ""
+    traceback: str = ""
+    attempts: list[str] = field(default_factory=list)  # outcome of each run, first included
+
+    @classmethod
+    def from_event(cls, event: Mapping, places: Mapping[str, str] = ()) -> CaseRecord:
+        """A finished case as recorded, with secrets and this machine's folders
+        taken out of its texts."""
+
+        def clean(text: str | None) -> str:
+            return shorten_paths(redact_text(text or ""), dict(places))
+
+        return cls(
+            id=event["id"],
+            outcome=event["outcome"],
+            seconds=float(event.get("seconds") or 0.0),
+            error_type=event.get("error_type"),
+            message=clean(event.get("message")),
+            traceback=clean(event.get("traceback")),
+            attempts=[event["outcome"]],
+        )
+
+
+@dataclass
+class CaseRun:
+    """What one pass over the cases produced."""
+
+    cases: list[CaseRecord]
+    collected: list[str]
+    interpreters: int  # how many interpreters it took (1 + restarts)
+
+
+Progress = Callable[[CaseRecord], None]
+
+
+class CaseRunner:
+    def __init__(
+        self,
+        env: Environment,
+        cases_root: Path,
+        *,
+        case_timeout: float = 300.0,
+        extra_env: Mapping[str, str] = (),
+        workers: int = 1,
+        log_path: Path | None = None,
+        on_case: Progress | None = None,
+    ) -> None:
+        self.env = env
+        self.cases_root = Path(cases_root)
+        self.case_timeout = case_timeout
+        self.extra_env = dict(extra_env)
+        self.workers = workers
+        self.log_path = log_path
+        self.on_case = on_case or (lambda _record: None)
+        self.places = machine_places(env=env.root, cases=self.cases_root, harness=PLUGIN_DIR)
+
+    # ------------------------------------------------------------------ public
+
+    def run(self, selection: Sequence[str], records_path: Path, *, reruns: int = 0) -> CaseRun:
+        """Run the selection (pytest node ids or paths, relative to cases/; all of it
+        when empty), resuming from whatever ``records_path`` already holds."""
+        first = self._run_to_completion(list(selection), records_path)
+        if reruns > 0:
+            self._rerun_failures(first, records_path, reruns)
+        return first
+
+    # ------------------------------------------------------------------ passes
+
+    def _run_to_completion(self, selection: list[str], records_path: Path) -> CaseRun:
+        records_path.parent.mkdir(parents=True, exist_ok=True)
+        records_path.touch()
+        interpreters = 0
+        last: _State | None = None
+        while True:
+            state = _read_records(records_path, self.places)
+            if state.collected is not None and not state.remaining():
+                break
+            if last is not None and len(state.finished) == len(last.finished):
+                break  # an interpreter that ended without finishing anything: no loop
+            last = state
+            interpreters += 1
+            self._one_interpreter(selection, records_path, state)
+        state = _read_records(records_path, self.places)
+        cases = [state.finished[i] for i in state.order() if i in state.finished]
+        return CaseRun(cases=cases, collected=state.collected or [], interpreters=interpreters)
+
+    def _rerun_failures(self, first: CaseRun, records_path: Path, reruns: int) -> None:
+        by_id = {case.id: case for case in first.cases}
+        for attempt in range(1, reruns + 1):
+            # A case that passed once is flaky already: no need to run it again.
+            failing = [c.id for c in first.cases if c.outcome in FAILING and "::" in c.id]
+            if not failing:
+                return
+            path = records_path.with_suffix(f".rerun{attempt}.jsonl")
+            path.unlink(missing_ok=True)
+            rerun = self._run_to_completion(failing, path)
+            for again in rerun.cases:
+                case = by_id.get(again.id)
+                if case is None:
+                    continue
+                case.attempts.append(again.outcome)
+                if again.outcome == "passed" and case.outcome != "flaky":
+                    case.outcome = "flaky"
+                    case.message = (
+                        f"passed on rerun {attempt} after {case.attempts[0]}: {case.message}"
+                    )
+
+    # ------------------------------------------------------------------ one interpreter
+
+    def _one_interpreter(self, selection: list[str], records_path: Path, state: _State) -> None:
+        done_path = records_path.with_suffix(".done.json")
+        done_path.write_text(json.dumps(sorted(state.finished)))
+        cmd = [
+            str(self.env.python),
+            "-m",
+            "pytest",
+            "-p",
+            PLUGIN,
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--no-header",
+            "-rN",
+            "--tb=short",
+            "-o",
+            "console_output_style=classic",
+        ]
+        if self.workers > 1:
+            cmd += ["-n", str(self.workers)]
+        cmd += selection
+        env = self.env.subprocess_env(
+            {
+                **self.extra_env,
+                "PYTHONPATH": str(PLUGIN_DIR),
+                "REPROMATRIX_RECORDS": str(records_path),
+                "REPROMATRIX_DONE": str(done_path),
+                "PYTHONFAULTHANDLER": "1",  # a segfault leaves a Python traceback in the log
+            }
+        )
+        log = open(self.log_path, "a") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        try:
+            if self.log_path:
+                log.write(f"\n$ {' '.join(cmd[1:])}\n")
+                log.flush()
+            reader = _Follower(records_path)  # before the launch: no event goes unseen
+            proc = subprocess.Popen(
+                cmd,
+                cwd=self.cases_root,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            self._supervise(proc, records_path, reader)
+        finally:
+            if self.log_path:
+                log.close()
+                text = redact_text(self.log_path.read_text())
+                self.log_path.write_text(shorten_paths(text, self.places))
+
+    def _supervise(self, proc: subprocess.Popen, records_path: Path, reader: _Follower) -> None:
+        launched = time.monotonic()
+        started: dict[str, float] = {}  # case id -> when we saw it start
+        try:
+            while True:
+                self._follow(reader, started)
+                now = time.monotonic()
+                overdue = [i for i, t in started.items() if now - t > self.case_timeout]
+                if not started and not reader.collected and now - launched > self.case_timeout:
+                    overdue = [COLLECTION_ID]
+                if overdue:
+                    procs.kill_group(proc)
+                    proc.wait()
+                    for case_id in overdue:
+                        self._append_verdict(
+                            records_path,
+                            case_id,
+                            "timed-out",
+                            f"no result after {self.case_timeout:.0f} s; killed",
+                        )
+                    return
+                if proc.poll() is not None:
+                    break
+                time.sleep(POLL_SECONDS)
+        except BaseException:
+            procs.kill_group(proc)
+            proc.wait()
+            raise
+        procs.kill_group(proc)  # stray children (DDP ranks, xdist workers) go with it
+        self._follow(reader, started)
+        code = proc.returncode
+        if started:
+            signal = procs.signal_name(code)
+            how = f"killed by {signal}" if signal else f"exited with status {code}"
+            for case_id in started:
+                self._append_verdict(
+                    records_path,
+                    case_id,
+                    "crashed",
+                    f"the interpreter died during this case ({how})",
+                    error_type=signal or "Exit",
+                )
+        elif not reader.collected and code not in (0, 5):
+            signal = procs.signal_name(code)
+            how = f"killed by {signal}" if signal else f"pytest exited with status {code}"
+            tail = self._log_tail()
+            self._append_verdict(
+                records_path,
+                COLLECTION_ID,
+                "crashed" if signal else "error",
+                f"no case ran: {how}. {tail}",
+                error_type=signal or "PytestError",
+            )
+
+    def _follow(self, reader: _Follower, started: dict[str, float]) -> None:
+        for event in reader.new_events():
+            if event["event"] == "start":
+                started[event["id"]] = time.monotonic()
+            elif event["event"] == "end":
+                started.pop(event["id"], None)
+                self.on_case(CaseRecord.from_event(event, self.places))
+
+    def _append_verdict(
+        self,
+        records_path: Path,
+        case_id: str,
+        outcome: str,
+        message: str,
+        error_type: str | None = None,
+    ) -> None:
+        record = {
+            "event": "end",
+            "id": case_id,
+            "outcome": outcome,
+            "seconds": 0.0,
+            "error_type": error_type or outcome,
+            "message": message,
+            "traceback": "",
+            "t": time.time(),
+        }
+        with open(records_path, "a") as handle:
+            handle.write(json.dumps(record) + "\n")
+        self.on_case(CaseRecord.from_event(record, self.places))
+
+    def _log_tail(self) -> str:
+        if not self.log_path or not self.log_path.exists():
+            return ""
+        lines = [ln for ln in self.log_path.read_text().splitlines() if ln.strip()]
+        return shorten_paths(redact_text(" | ".join(lines[-3:])), self.places)[:1000]
+
+
+# --------------------------------------------------------------------------- records
+
+
+class _Follower:
+    """Reads the complete lines appended to a records file since the last call."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = path.stat().st_size if path.exists() else 0
+        self.collected = False
+
+    def new_events(self) -> list[dict]:
+        with open(self.path, "rb") as handle:
+            handle.seek(self.offset)
+            chunk = handle.read()
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        events = [json.loads(line) for line in complete.splitlines() if line.strip()]
+        self.collected = self.collected or any(e["event"] == "collected" for e in events)
+        return events
+
+
+@dataclass
+class _State:
+    collected: list[str] | None
+    finished: dict[str, CaseRecord]
+    started: list[str]
+
+    def remaining(self) -> list[str]:
+        return [i for i in self.collected or () if i not in self.finished]
+
+    def order(self) -> list[str]:
+        extra = [i for i in self.finished if i not in (self.collected or ())]
+        return [*extra, *(self.collected or ())]
+
+
+def _read_records(path: Path, places: Mapping[str, str]) -> _State:
+    collected: list[str] | None = None
+    finished: dict[str, CaseRecord] = {}
+    started: list[str] = []
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short by a kill: the case reruns
+        kind = event.get("event")
+        if kind == "collected":
+            ids = list(event["ids"])
+            # A restarted interpreter collects only what is left: keep the first list.
+            collected = (
+                ids if collected is None else collected + [i for i in ids if i not in collected]
+            )
+        elif kind == "start":
+            started.append(event["id"])
+        elif kind == "end":
+            finished.setdefault(event["id"], CaseRecord.from_event(event, places))
+    return _State(collected=collected, finished=finished, started=started)
+
+
+def run_script(
+    env: Environment,
+    script: Path,
+    *,
+    timeout: float,
+    extra_env: Mapping[str, str] = (),
+    cwd: Path | None = None,
+) -> procs.Completed:
+    """Run a standalone repro script with the cell's interpreter (bisect --script)."""
+    return procs.run(
+        [str(env.python), str(script)],
+        env=env.subprocess_env(extra_env),
+        timeout=timeout,
+        cwd=cwd or script.parent,
+    )

@@ -1,0 +1,226 @@
+"""A matrix run, as a list of small steps:
+
+load matrix -> select combinations -> claim the results directory
+  -> for each combination: build environment -> run cases -> write its result
+  -> merge results.json -> verdicts -> reports -> exit code
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import __version__, host
+from .environment import EnvRequest, EnvStore, InstallError
+from .errors import UserError
+from .indexes import IndexSettings
+from .matrix import Combination, Matrix, load_matrix
+from .redact import redact_env, redact_text
+from .results import (
+    CaseResult,
+    CombinationResult,
+    EnvironmentInfo,
+    Results,
+    ResultsDir,
+    RunInfo,
+    combination_status,
+    read_combinations,
+    write_combination,
+)
+from .runner import CaseRecord, CaseRunner
+
+DEFAULT_TIER = "smoke"
+
+
+@dataclass
+class RunOptions:
+    matrix: Path = Path("matrix.yaml")
+    tier: str | None = None
+    combinations: list[str] = field(default_factory=list)
+    results: Path = Path("reports/latest")
+    env_dir: Path | None = None
+    cases: Path | None = None  # the cases folder; default: beside matrix.yaml
+    selection: list[str] = field(default_factory=list)  # pytest node ids / paths in cases/
+    mode: str = "fresh"  # fresh | update | resume
+    reruns: int = 2
+    workers: int = 1
+    jobs: int = 1
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def select(matrix: Matrix, options: RunOptions) -> list[Combination]:
+    if options.combinations:
+        chosen = [matrix.find(c) for c in options.combinations]
+        if options.tier:
+            wrong = [c.id for c in chosen if c.tier != options.tier]
+            if wrong:
+                raise UserError(f"combination {wrong[0]!r} is not in tier {options.tier!r}")
+        return chosen
+    return list(matrix.tier(options.tier or DEFAULT_TIER))
+
+
+def repro_command(combo: Combination, case_id: str | None = None) -> str:
+    """One line that reruns exactly this combination (and case) from a checkout."""
+    command = f"nox -s {combo.id}"
+    if case_id:
+        command += f" -- {shlex.quote(case_id)}"
+    return command
+
+
+class MatrixRun:
+    """Runs combinations one after another into a claimed results directory."""
+
+    def __init__(
+        self,
+        matrix: Matrix,
+        options: RunOptions,
+        out: ResultsDir,
+        *,
+        say: Callable[[str], None] = print,
+    ) -> None:
+        self.matrix = matrix
+        self.options = options
+        self.out = out
+        self.say = say
+        self.store = EnvStore(options.env_dir)
+        self.index = IndexSettings.from_environment()
+        self.cases_root = (options.cases or matrix.path.parent / "cases").resolve()
+        if not self.cases_root.is_dir():
+            raise UserError(f"{self.cases_root}: no cases folder")
+
+    def run_info(self, started: str) -> RunInfo:
+        return RunInfo(
+            id=uuid.uuid4().hex[:12],
+            started=started,
+            tier=self.options.tier or (None if self.options.combinations else DEFAULT_TIER),
+            matrix=self.matrix.path.name,
+            matrix_sha256=hashlib.sha256(self.matrix.path.read_bytes()).hexdigest(),
+            repromatrix=__version__,
+            cases_commit=host.git_commit(self.cases_root),
+            command=redact_text(shlex.join(["repromatrix", *sys.argv[1:]])),
+            host=host.describe(),
+        )
+
+    def run_combination(self, combo: Combination) -> CombinationResult:
+        started, clock = now(), time.monotonic()
+        result = CombinationResult(
+            id=combo.id,
+            tier=combo.tier,
+            requested=combo.requested(),
+            status="skipped",
+            started=started,
+            device=combo.device,
+            tags=list(combo.tags),
+            env=redact_env(dict(combo.env)),
+            repro=repro_command(combo),
+        )
+        if not host.has_device(combo.device):
+            result.message = host.NO_GPU_REASON
+            return self._finish(result, clock)
+
+        install_log = self.out.log_path(combo.id, "install")
+        install_log.parent.mkdir(parents=True, exist_ok=True)
+        lines: list[str] = []
+        try:
+            env = self.store.build(
+                EnvRequest.for_combination(combo, self.index),
+                timeout=combo.install_timeout,
+                log=lines.append,
+            )
+        except InstallError as err:
+            install_log.write_text(redact_text("\n".join([*lines, err.log])))
+            result.status, result.message = "install-error", f"{err.stage}: {err.message}"
+            return self._finish(result, clock)
+        install_log.write_text(redact_text("\n".join(lines)))
+        result.resolved = env.resolved
+        result.environment = EnvironmentInfo(
+            identity=env.identity[:16],
+            reused=env.reused,
+            build_seconds=round(env.seconds, 2),
+            python=env.interpreter.version,
+            system=env.system,
+            index=EnvRequest.for_combination(combo, self.index).index.describe(),
+        )
+        self.say(f"  environment {'reused' if env.reused else 'built'} in {env.seconds:.1f}s")
+
+        records = self.out.records_path(combo.id)
+        stamp = records.with_suffix(".identity")
+        if self.options.mode != "resume" or not stamp.exists() or stamp.read_text() != env.identity:
+            records.unlink(missing_ok=True)  # records of another environment are not ours
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(env.identity)
+        runner = CaseRunner(
+            env,
+            self.cases_root,
+            case_timeout=combo.case_timeout,
+            extra_env=dict(combo.env),
+            workers=self.options.workers,
+            log_path=self.out.log_path(combo.id, "cases"),
+            on_case=self._report_case,
+        )
+        selection = self.options.selection or list(combo.cases)
+        ran = runner.run(selection, records, reruns=self.options.reruns)
+        result.cases = [_case_result(r) for r in ran.cases]
+        result.status = combination_status(result.cases)
+        return self._finish(result, clock)
+
+    def _report_case(self, record: CaseRecord) -> None:
+        self.say(f"    {record.outcome:<9} {record.id}  {record.seconds:.1f}s")
+
+    def _finish(self, result: CombinationResult, clock: float) -> CombinationResult:
+        result.seconds = round(time.monotonic() - clock, 2)
+        result.finished = now()
+        write_combination(self.out.path, result)
+        return result
+
+
+def _case_result(record: CaseRecord) -> CaseResult:
+    return CaseResult(
+        id=record.id,
+        status=record.outcome,
+        outcome=record.outcome,
+        seconds=round(record.seconds, 3),
+        message=record.message,
+        error_type=record.error_type,
+        traceback=record.traceback,
+        attempts=record.attempts,
+    )
+
+
+def run(options: RunOptions, say: Callable[[str], None] = print) -> tuple[Results, int]:
+    matrix = load_matrix(options.matrix)
+    combos = select(matrix, options)
+    out = ResultsDir(options.results.resolve())
+    with out.claimed(options.mode):  # type: ignore[arg-type]
+        runner = MatrixRun(matrix, options, out, say=say)
+        info = runner.run_info(now())
+        done = read_combinations(out.path) if options.mode == "resume" else {}
+        order = [c.id for c in matrix.combinations()]
+        for position, combo in enumerate(combos, 1):
+            previous = done.get(combo.id)
+            if previous is not None and previous.requested == combo.requested():
+                say(f"[{position}/{len(combos)}] {combo.id}: kept from the interrupted run")
+                continue
+            say(f"[{position}/{len(combos)}] {combo.id} ({_pins_text(combo)})")
+            result = runner.run_combination(combo)
+            say(f"  -> {result.status}" + (f": {result.message}" if result.message else ""))
+            info.finished = now()
+            out.merge(info, order)
+        info.finished = now()
+        results = out.merge(info, order)
+    code = 0 if all(c.status in ("passed", "skipped") for c in results.combinations) else 1
+    return results, code
+
+
+def _pins_text(combo: Combination) -> str:
+    return ", ".join(f"{p.package} {p}" for p in combo.pins)
