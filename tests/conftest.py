@@ -1,0 +1,44 @@
+"""Fixtures shared by the harness's own tests.
+
+Tests marked ``e2e`` build real cell environments with uv (torch 2.13.0 CPU through
+the user's PIP_FIND_LINKS, everything else from PyPI); they share one environment
+store per test session so that a cell is built once.
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def shared_env_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One environment store for every e2e test of this session (or the user's
+    REPROMATRIX_TEST_ENV_DIR, to keep built cells between sessions)."""
+    keep = os.environ.get("REPROMATRIX_TEST_ENV_DIR")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        return Path(keep)
+    return tmp_path_factory.getbasetemp().parent / "repromatrix-envs"
+
+
+@pytest.fixture
+def write_matrix(tmp_path: Path):
+    """write_matrix(yaml_text) -> path of a matrix.yaml in a fresh folder."""
+
+    def write(text: str, name: str = "matrix.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text))
+        return path
+
+    return write
