@@ -66,7 +66,7 @@ def parse_pin(package: str, raw: object) -> Pin:
     if raw is None:
         return Pin(name, PinKind.ABSENT, "")
     if isinstance(raw, bool) or not isinstance(raw, str):
-        if isinstance(raw, (int, float)):
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
             # YAML reads 4.50 as the float 4.5: refuse rather than guess.
             raise ValueError(f"{raw!r} is a number; quote versions, e.g. '{raw}'")
         raise ValueError(f"{raw!r} is not a version, specifier, 'latest', 'system' or null")

@@ -90,3 +90,16 @@ def machine_places(**named: str | os.PathLike[str] | None) -> dict[str, str]:
     places = {os.fspath(path): f"<{name}>" for name, path in named.items() if path}
     places[os.path.expanduser("~")] = "~"
     return places
+
+
+def portable_argv(argv: list[str], cwd: str | None = None) -> list[str]:
+    """A command line fit for a report: absolute paths become relative to the
+    working directory, or '.../<name>' when they lie outside it."""
+    cwd = cwd or os.getcwd()
+    out = []
+    for arg in argv:
+        if os.path.isabs(arg):
+            relative = os.path.relpath(arg, cwd)
+            arg = relative if not relative.startswith("..") else f".../{os.path.basename(arg)}"
+        out.append(redact_text(arg))
+    return out

@@ -239,7 +239,7 @@ class CaseRunner:
                     f"the interpreter died during this case ({how})",
                     error_type=signal or "Exit",
                 )
-        elif not reader.collected and code not in (0, 5):
+        elif code not in (0, 1, 5) and not reader.ended:  # pytest gave up, naming no case
             signal = procs.signal_name(code)
             how = f"killed by {signal}" if signal else f"pytest exited with status {code}"
             tail = self._log_tail()
@@ -298,6 +298,7 @@ class _Follower:
         self.path = path
         self.offset = path.stat().st_size if path.exists() else 0
         self.collected = False
+        self.ended = False
 
     def new_events(self) -> list[dict]:
         with open(self.path, "rb") as handle:
@@ -307,6 +308,7 @@ class _Follower:
         self.offset += len(complete)
         events = [json.loads(line) for line in complete.splitlines() if line.strip()]
         self.collected = self.collected or any(e["event"] == "collected" for e in events)
+        self.ended = self.ended or any(e["event"] == "end" for e in events)
         return events
 
 

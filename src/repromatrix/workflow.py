@@ -22,7 +22,7 @@ from .environment import EnvRequest, EnvStore, InstallError
 from .errors import UserError
 from .indexes import IndexSettings
 from .matrix import Combination, Matrix, load_matrix
-from .redact import redact_env, redact_text
+from .redact import portable_argv, redact_env, redact_text
 from .results import (
     CaseResult,
     CombinationResult,
@@ -107,7 +107,7 @@ class MatrixRun:
             matrix_sha256=hashlib.sha256(self.matrix.path.read_bytes()).hexdigest(),
             repromatrix=__version__,
             cases_commit=host.git_commit(self.cases_root),
-            command=redact_text(shlex.join(["repromatrix", *sys.argv[1:]])),
+            command=shlex.join(["repromatrix", *portable_argv(sys.argv[1:])]),
             host=host.describe(),
         )
 

@@ -1,0 +1,58 @@
+"""The noxfile: one session per combination, tagged by tier, listable as JSON for a
+CI job matrix, and a one-line error (no traceback) when matrix.yaml is broken."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from repromatrix.matrix import load_matrix
+
+
+def nox(repo, *args, cwd=None):
+    env = {**os.environ, "NOX_SCRIPT_MODE": "none"}  # the test venv has the script's deps
+    return subprocess.run(
+        [sys.executable, "-m", "nox", "-f", str(repo / "noxfile.py"), *args],
+        capture_output=True, text=True, env=env, cwd=cwd or repo, timeout=120,
+    )  # fmt: skip
+
+
+def test_json_listing_has_one_session_per_combination_tagged_by_tier(repo_root):
+    matrix = load_matrix(repo_root / "matrix.yaml")
+    for tier, combos in matrix.tiers.items():
+        done = nox(repo_root, "-l", "--json", "-t", tier)
+        assert done.returncode == 0, done.stderr
+        sessions = {s["session"]: s for s in json.loads(done.stdout)}
+        assert set(sessions) == {c.id for c in combos}
+        assert all(tier in s["tags"] and not s["python"] for s in sessions.values())
+
+
+def test_plain_nox_runs_the_smoke_matrix_only(repo_root):
+    done = nox(repo_root, "-l", "--json")
+    assert [s["session"] for s in json.loads(done.stdout)] == ["matrix"]
+
+
+def test_a_broken_matrix_is_one_line_and_a_non_zero_exit(repo_root, tmp_path):
+    shutil.copy(repo_root / "noxfile.py", tmp_path / "noxfile.py")
+    shutil.copy(repo_root / "pyproject.toml", tmp_path / "pyproject.toml")
+    os.symlink(repo_root / "src", tmp_path / "src")
+    (tmp_path / "matrix.yaml").write_text("tiers: {smoke: [{id: a, transformers: '4.5x'}]}\n")
+    done = nox(tmp_path, "-l")
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    assert (
+        "matrix.yaml: tiers.smoke[0].transformers: '4.5x' is not a version or specifier"
+        in done.stderr
+    )
+
+
+@pytest.mark.parametrize("session", ["matrix", "tests", "lint"])
+def test_named_sessions_have_a_description(repo_root, session):
+    done = nox(repo_root, "-l", "--json", "-s", session)
+    described = {s["session"]: s["description"] for s in json.loads(done.stdout)}
+    assert described[session]

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import pytest
+
+from repromatrix.pins import PinKind, parse_pin
+
+
+@pytest.mark.parametrize(
+    ("raw", "kind", "requirement"),
+    [
+        ("4.56.2", PinKind.EXACT, "transformers==4.56.2"),
+        ("5.0.0rc1", PinKind.EXACT, "transformers==5.0.0rc1"),
+        (">=4.50,<4.53", PinKind.RANGE, "transformers>=4.50,<4.53"),
+        ("~=4.52.0", PinKind.RANGE, "transformers~=4.52.0"),
+        ("latest", PinKind.LATEST, "transformers"),
+        (
+            "git+https://github.com/huggingface/transformers@main",
+            PinKind.DIRECT,
+            "transformers @ git+https://github.com/huggingface/transformers@main",
+        ),
+        ("system", PinKind.SYSTEM, None),
+        (None, PinKind.ABSENT, None),
+    ],
+)
+def test_each_form_of_pin_gives_its_requirement(raw, kind, requirement):
+    pin = parse_pin("Transformers", raw)
+    assert pin.package == "transformers"
+    assert pin.kind is kind
+    assert pin.requirement() == requirement
+
+
+def test_range_keeps_the_users_clause_order():
+    assert str(parse_pin("peft", ">= 0.15 , <0.18")) == ">=0.15,<0.18"
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        ("4.5x", "'4.5x' is not a version or specifier"),
+        (">>4.5", "'>>4.5' is not a version or specifier"),
+        ("", "'' is not a version or specifier"),
+        (4.5, "4.5 is a number; quote versions, e.g. '4.5'"),
+        (True, "True is not a version, specifier, 'latest', 'system' or null"),
+        (["4.5"], "['4.5'] is not a version, specifier, 'latest', 'system' or null"),
+    ],
+)
+def test_bad_specs_say_what_is_wrong(raw, problem):
+    with pytest.raises(ValueError) as err:
+        parse_pin("transformers", raw)
+    assert str(err.value) == problem
+
+
+def test_floating_pins_are_the_ones_that_can_move():
+    assert parse_pin("x", "latest").floating
+    assert parse_pin("x", ">=1").floating
+    assert parse_pin("x", "git+https://example.org/x@main").floating
+    assert not parse_pin("x", "1.0").floating
+    assert not parse_pin("x", "system").floating
