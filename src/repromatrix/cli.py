@@ -82,6 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="reruns of a failing case in fresh interpreters (default: 2)",
     )
     runner.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="combinations run at once; on a host with several GPUs each gets its own "
+        "(default: 1)",
+    )
+    runner.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -146,6 +153,7 @@ def _run(args: argparse.Namespace) -> int:
         mode=args.mode or "fresh",
         reruns=args.reruns,
         workers=args.workers,
+        jobs=args.jobs,
     )
     _results, code = run(options)
     return code
