@@ -85,8 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs",
         type=int,
         default=1,
-        help="combinations run at once; on a host with several GPUs each gets its own "
-        "(default: 1)",
+        help="combinations run at once; on a host with several GPUs each gets its own (default: 1)",
     )
     runner.add_argument(
         "--workers",
