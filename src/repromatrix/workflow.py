@@ -214,7 +214,7 @@ def _case_result(record: CaseRecord) -> CaseResult:
 def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[Results, int]:
     """Run the selected combinations, ``options.jobs`` at once. Progress goes to a
     rich display on stdout, or as plain lines to ``say`` when one is given."""
-    matrix = load_matrix(options.matrix)
+    matrix = load_matrix(options.matrix, cases=options.cases)
     combos = select(matrix, options)
     display: scheduler.Display = (
         scheduler.PlainDisplay(say) if say is not None else scheduler.RichDisplay()
