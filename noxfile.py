@@ -21,6 +21,7 @@ the script block above lets nox install what that needs (nox's script mode).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -41,8 +42,11 @@ PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 # the cells are the harness's own uv environments, so a nox venv would be wasted.
 HARNESS_ENV = {"PYTHONPATH": str(ROOT / "src")}
 
+# REPROMATRIX_MATRIX: another matrix file for the per-combination sessions (the
+# `matrix` session takes --matrix itself).
+MATRIX_FILE = Path(os.environ.get("REPROMATRIX_MATRIX") or ROOT / "matrix.yaml")
 try:
-    MATRIX = load_matrix(ROOT / "matrix.yaml")
+    MATRIX = load_matrix(MATRIX_FILE)
 except UserError as error:  # one line, no traceback, non-zero exit
     sys.exit(f"nox: {error}")
 

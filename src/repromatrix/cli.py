@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__
+from . import __version__, cli_nightly
 from .errors import UserError
 from .matrix import load_matrix
 from .workflow import DEFAULT_TIER, RunOptions, run
@@ -82,6 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="reruns of a failing case in fresh interpreters (default: 2)",
     )
     runner.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="combinations run at once; on a host with several GPUs each gets its own (default: 1)",
+    )
+    runner.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -90,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     runner.add_argument(
         "selection", nargs="*", help="cases to run: pytest node ids or paths relative to cases/"
     )
+    cli_nightly.add_commands(commands)
     return parser
 
 
@@ -100,6 +107,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list(args)
         if args.command == "run":
             return _run(args)
+        code = cli_nightly.run_command(args)
+        if code is not None:
+            return code
     except UserError as err:
         print(f"repromatrix: error: {err}", file=sys.stderr)
         return err.exit_code
@@ -146,6 +156,7 @@ def _run(args: argparse.Namespace) -> int:
         mode=args.mode or "fresh",
         reruns=args.reruns,
         workers=args.workers,
+        jobs=args.jobs,
     )
     _results, code = run(options)
     return code

@@ -27,6 +27,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import time
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
@@ -47,6 +48,7 @@ from .redact import redact, redact_text
 CELL_TOOLING = ("pytest>=8", "pytest-xdist>=3.5")
 # Bump when the layout of a stored environment changes: old ones are then rebuilt.
 STORE_FORMAT = 1
+LOCK_POLL_SECONDS = 0.2
 
 Log = Callable[[str], None]
 
@@ -440,7 +442,10 @@ def _write_stub_wheel(folder: Path, name: str, version: str) -> None:
         "Tag: py3-none-any\n",
     }
     record = "".join(f"{n},,\n" for n in files) + f"{info}/RECORD,,\n"
-    tmp = path.with_suffix(".tmp")
+    # A name of its own: two combinations (--jobs N) may write the same stub at once.
+    fd, name = tempfile.mkstemp(dir=folder, prefix=f".{dist}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(name)
     with zipfile.ZipFile(tmp, "w") as wheel:
         for entry, text in {**files, f"{info}/RECORD": record}.items():
             wheel.writestr(entry, text)
@@ -465,9 +470,16 @@ def _remaining(deadline: float) -> float:
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """One builder per identity at a time, across processes (two runs, --jobs N)."""
+    """One builder per identity at a time, across processes (two runs, --jobs N).
+    Waits by polling, so that an interrupted run stops waiting too."""
     with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                procs.check_cancelled()
+                time.sleep(LOCK_POLL_SECONDS)
         try:
             yield
         finally:

@@ -201,7 +201,10 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def load_matrix(path: str | Path) -> Matrix:
+def load_matrix(path: str | Path, *, cases: Path | None = None) -> Matrix:
+    """Read and validate a matrix file. ``cases`` is the cases folder that the
+    ``cases:`` selections must exist in (default: ``cases/`` beside the file, when
+    there is one)."""
     path = Path(path)
     name = path.name
     try:
@@ -219,7 +222,31 @@ def load_matrix(path: str | Path) -> Matrix:
         raise UserError(f"{name}{where}: YAML syntax error: {problem}") from None
     except yaml.YAMLError as err:
         raise UserError(f"{name}: YAML syntax error: {err}") from None
-    return parse_matrix(data, path)
+    matrix = parse_matrix(data, path)
+    cases_root = cases if cases is not None else path.parent / "cases"
+    if cases_root.is_dir():
+        _check_case_files(data, name, cases_root)
+    return matrix
+
+
+def _check_case_files(data: dict[str, Any], name: str, cases_root: Path) -> None:
+    """Every ``cases:`` selection names a file or folder that exists (a typo would
+    otherwise surface only as a pytest collection error inside each cell).
+    ``data`` has passed parse_matrix: every ``cases`` value is a list of text."""
+    places: list[tuple[tuple[str | int, ...], Any]] = [(("defaults",), data.get("defaults"))]
+    places += [(("tier_defaults", t), v) for t, v in (data.get("tier_defaults") or {}).items()]
+    for tier, entries in data["tiers"].items():
+        places += [(("tiers", tier, i), entry) for i, entry in enumerate(entries)]
+    for where, block in places:
+        if not isinstance(block, Mapping):
+            continue
+        for i, selection in enumerate(block.get("cases") or ()):
+            target = str(selection).split("::", 1)[0]
+            if not (cases_root / target).exists():
+                raise UserError(
+                    f"{name}: {key_path((*where, 'cases', i))}: {selection!r}: "
+                    f"no such file in {cases_root.name}/"
+                )
 
 
 def parse_matrix(data: Any, path: Path) -> Matrix:
@@ -408,7 +435,14 @@ def _expand_axes(
     rest = {k: v for k, v in entry.items() if k not in ("axes", "exclude")}
     part = _settings(rest, where, name, packages, extra_keys=frozenset({"id"}))
     template = part.settings.get("id") or "-".join(f"{p}{{{p}}}" for p in axes)
-    fields = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+    if not isinstance(template, str):
+        raise UserError(f"{name}: {key_path((*where, 'id'))}: {template!r} is not an id template")
+    try:
+        fields = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+    except ValueError as err:
+        raise UserError(
+            f"{name}: {key_path((*where, 'id'))}: {template!r} is not a valid id template ({err})"
+        ) from None
     unknown = fields - set(axes)
     if unknown:
         raise UserError(
@@ -494,7 +528,9 @@ def _validate(model: type[BaseModel], data: Any, name: str, where: tuple[str | i
     try:
         return model.model_validate(data)
     except ValidationError as err:
-        first = err.errors()[0]
+        errors = err.errors()
+        # A misspelt key also leaves the real one missing: name the misspelling.
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         loc = (*where, *first["loc"])
         raise UserError(f"{name}: {key_path(loc)}: {_describe(first)}") from None
 

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-DIRECT_PREFIXES = ("git+", "hg+", "svn+", "bzr+", "https://", "http://", "file:")
+VCS_PREFIXES = ("git+", "hg+", "svn+", "bzr+")
+DIRECT_PREFIXES = (*VCS_PREFIXES, "https://", "http://", "file:")
 
 
 class PinKind(str, enum.Enum):
@@ -65,7 +67,7 @@ def parse_pin(package: str, raw: object) -> Pin:
     name = canonicalize_name(package)
     if raw is None:
         return Pin(name, PinKind.ABSENT, "")
-    if isinstance(raw, bool) or not isinstance(raw, str):
+    if not isinstance(raw, str):
         if isinstance(raw, (int, float)) and not isinstance(raw, bool):
             # YAML reads 4.50 as the float 4.5: refuse rather than guess.
             raise ValueError(f"{raw!r} is a number; quote versions, e.g. '{raw}'")
@@ -78,6 +80,9 @@ def parse_pin(package: str, raw: object) -> Pin:
             Requirement(f"{name} @ {text}")
         except InvalidRequirement as err:
             raise ValueError(f"{raw!r} is not a valid direct reference ({err})") from None
+        url = urlsplit(text.split("+", 1)[1] if text.startswith(VCS_PREFIXES) else text)
+        if not (url.netloc or (url.scheme == "file" and url.path)):
+            raise ValueError(f"{raw!r} is not a valid direct reference (no host or path)")
         return Pin(name, PinKind.DIRECT, text)
     if text and text[0].isdigit():
         try:

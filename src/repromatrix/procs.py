@@ -1,17 +1,106 @@
 """Child processes that can always be stopped: each runs in its own process group,
 so a timeout or an interrupt ends the child and everything it started (uv's build
-workers, pytest's xdist workers, a DDP case's ranks)."""
+workers, pytest's xdist workers, a DDP case's ranks).
+
+Three ways a child is stopped from outside its own time limit:
+
+- ``cancel_all()``: the harness was interrupted while several combinations ran in
+  threads (``--jobs N``); only the main thread sees Ctrl-C, so it kills every live
+  child group here and the threads that waited on them raise :class:`Cancelled`
+  instead of recording a crash that never happened;
+- the harness itself is killed (SIGKILL, an OOM kill, a cancelled CI job): on Linux
+  each child is started with a parent-death signal, so no uv or pytest outlives it
+  and races a resumed run over the same environment or records;
+- ``kill_group`` on a timeout, as before.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
+import sys
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+
+class Cancelled(Exception):
+    """The run was interrupted: stop this work without recording anything."""
+
+
+_LIVE: set[subprocess.Popen] = set()
+_LIVE_LOCK = threading.Lock()
+_CANCELLED = threading.Event()
+
+
+def cancel_all() -> None:
+    """Stop every child started through this module, and make the threads that
+    wait on them raise Cancelled. The flag is set first, so that a thread that
+    sees its child die knows why."""
+    _CANCELLED.set()
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for proc in live:
+        kill_group(proc)
+
+
+def cancelled() -> bool:
+    return _CANCELLED.is_set()
+
+
+def check_cancelled() -> None:
+    if _CANCELLED.is_set():
+        raise Cancelled("interrupted")
+
+
+def reset_cancelled() -> None:
+    """A new run in the same process (tests, a library caller) starts uncancelled."""
+    _CANCELLED.clear()
+
+
+def _parent_death_hook() -> Callable[[], None] | None:
+    """Linux: a preexec hook that asks the kernel to SIGKILL the child when the
+    thread that started it dies. Resolved here, before any fork, so that the child
+    runs no import and takes no Python lock (preexec_fn with threads is only safe
+    that way)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    pr_set_pdeathsig = 1
+    parent = os.getpid()
+    kill = int(signal.SIGKILL)
+
+    def hook() -> None:
+        prctl(pr_set_pdeathsig, kill, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the request: go too
+            os.kill(os.getpid(), kill)
+
+    return hook
+
+
+@contextlib.contextmanager
+def started(cmd: Sequence[str], **popen_args: object) -> Iterator[subprocess.Popen]:
+    """Popen in its own session, killed with the harness, known to cancel_all()."""
+    check_cancelled()
+    hook = _parent_death_hook()
+    proc = subprocess.Popen(  # type: ignore[call-overload]
+        list(cmd), start_new_session=True, preexec_fn=hook, **popen_args
+    )
+    with _LIVE_LOCK:
+        _LIVE.add(proc)
+    try:
+        yield proc
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(proc)
 
 
 @dataclass(frozen=True)
@@ -36,28 +125,29 @@ def run(
     input: str | None = None,
     cwd: str | Path | None = None,
 ) -> Completed:
-    started = time.monotonic()
-    proc = subprocess.Popen(
-        list(cmd),
+    began = time.monotonic()
+    with started(
+        cmd,
         env=dict(env) if env is not None else None,
         cwd=cwd,
         stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = proc.communicate(input=input, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        out, err = proc.communicate()
-        return Completed(proc.returncode, out, err, time.monotonic() - started, timed_out=True)
-    except BaseException:
-        kill_group(proc)
-        proc.wait()
-        raise
-    return Completed(proc.returncode, out, err, time.monotonic() - started)
+    ) as proc:
+        try:
+            out, err = proc.communicate(input=input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            out, err = proc.communicate()
+            check_cancelled()
+            return Completed(proc.returncode, out, err, time.monotonic() - began, timed_out=True)
+        except BaseException:
+            kill_group(proc)
+            proc.wait()
+            raise
+    check_cancelled()  # killed by cancel_all(): its output means nothing
+    return Completed(proc.returncode, out, err, time.monotonic() - began)
 
 
 def signal_name(returncode: int) -> str | None:

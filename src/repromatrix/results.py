@@ -84,6 +84,7 @@ class CombinationResult(_Model):
     environment: EnvironmentInfo = Field(default_factory=EnvironmentInfo)
     repro: str = ""  # one-line command that reruns this combination
     verdict: str | None = None
+    visible_devices: str | None = None  # CUDA_VISIBLE_DEVICES its cases saw (--jobs N)
 
 
 class RunInfo(_Model):

@@ -182,15 +182,10 @@ class CaseRunner:
                 log.write(f"\n$ {' '.join(cmd[1:])}\n")
                 log.flush()
             reader = _Follower(records_path)  # before the launch: no event goes unseen
-            proc = subprocess.Popen(
-                cmd,
-                cwd=self.cases_root,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            self._supervise(proc, records_path, reader)
+            with procs.started(
+                cmd, cwd=self.cases_root, env=env, stdout=log, stderr=subprocess.STDOUT
+            ) as proc:
+                self._supervise(proc, records_path, reader)
         finally:
             if self.log_path:
                 log.close()
@@ -220,12 +215,16 @@ class CaseRunner:
                     return
                 if proc.poll() is not None:
                     break
+                procs.check_cancelled()
                 time.sleep(POLL_SECONDS)
         except BaseException:
             procs.kill_group(proc)
             proc.wait()
             raise
         procs.kill_group(proc)  # stray children (DDP ranks, xdist workers) go with it
+        # Killed because the run was interrupted: not a crash, record nothing (the
+        # case runs again on --resume).
+        procs.check_cancelled()
         self._follow(reader, started)
         code = proc.returncode
         if started:

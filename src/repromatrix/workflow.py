@@ -1,8 +1,9 @@
 """A matrix run, as a list of small steps:
 
 load matrix -> select combinations -> claim the results directory
-  -> for each combination: build environment -> run cases -> write its result
-  -> merge results.json -> verdicts -> reports -> exit code
+  -> for each combination (--jobs N of them at once, scheduler.py):
+       build environment -> run cases -> write its result -> merge results.json
+  -> verdicts -> reports -> exit code
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__, host
+from . import __version__, host, scheduler
 from .environment import EnvRequest, EnvStore, InstallError
 from .errors import UserError
 from .indexes import IndexSettings
@@ -111,7 +112,17 @@ class MatrixRun:
             host=host.describe(),
         )
 
-    def run_combination(self, combo: Combination) -> CombinationResult:
+    def run_combination(
+        self,
+        combo: Combination,
+        *,
+        say: Callable[[str], None] | None = None,
+        visible_devices: str | None = None,
+    ) -> CombinationResult:
+        """Build, run and record one combination. ``say`` gets its progress lines
+        (default: the run's); ``visible_devices`` is the CUDA_VISIBLE_DEVICES the
+        scheduler gave it (the cell's environment only: not part of its identity)."""
+        say = say or self.say
         started, clock = now(), time.monotonic()
         result = CombinationResult(
             id=combo.id,
@@ -123,6 +134,7 @@ class MatrixRun:
             tags=list(combo.tags),
             env=redact_env(dict(combo.env)),
             repro=repro_command(combo),
+            visible_devices=visible_devices,
         )
         if not host.has_device(combo.device):
             result.message = host.NO_GPU_REASON
@@ -151,7 +163,7 @@ class MatrixRun:
             system=env.system,
             index=EnvRequest.for_combination(combo, self.index).index.describe(),
         )
-        self.say(f"  environment {'reused' if env.reused else 'built'} in {env.seconds:.1f}s")
+        say(f"  environment {'reused' if env.reused else 'built'} in {env.seconds:.1f}s")
 
         records = self.out.records_path(combo.id)
         stamp = records.with_suffix(".identity")
@@ -159,23 +171,25 @@ class MatrixRun:
             records.unlink(missing_ok=True)  # records of another environment are not ours
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(env.identity)
+        cell_env = dict(combo.env)
+        if visible_devices is not None:
+            cell_env["CUDA_VISIBLE_DEVICES"] = visible_devices
         runner = CaseRunner(
             env,
             self.cases_root,
             case_timeout=combo.case_timeout,
-            extra_env=dict(combo.env),
+            extra_env=cell_env,
             workers=self.options.workers,
             log_path=self.out.log_path(combo.id, "cases"),
-            on_case=self._report_case,
+            on_case=lambda record: say(
+                f"    {record.outcome:<9} {record.id}  {record.seconds:.1f}s"
+            ),
         )
         selection = self.options.selection or list(combo.cases)
         ran = runner.run(selection, records, reruns=self.options.reruns)
         result.cases = [_case_result(r) for r in ran.cases]
         result.status = combination_status(result.cases)
         return self._finish(result, clock)
-
-    def _report_case(self, record: CaseRecord) -> None:
-        self.say(f"    {record.outcome:<9} {record.id}  {record.seconds:.1f}s")
 
     def _finish(self, result: CombinationResult, clock: float) -> CombinationResult:
         result.seconds = round(time.monotonic() - clock, 2)
@@ -197,25 +211,48 @@ def _case_result(record: CaseRecord) -> CaseResult:
     )
 
 
-def run(options: RunOptions, say: Callable[[str], None] = print) -> tuple[Results, int]:
-    matrix = load_matrix(options.matrix)
+def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[Results, int]:
+    """Run the selected combinations, ``options.jobs`` at once. Progress goes to a
+    rich display on stdout, or as plain lines to ``say`` when one is given."""
+    matrix = load_matrix(options.matrix, cases=options.cases)
     combos = select(matrix, options)
+    display: scheduler.Display = (
+        scheduler.PlainDisplay(say) if say is not None else scheduler.RichDisplay()
+    )
+    schedule = scheduler.Scheduler(
+        options.jobs,
+        display,
+        gpu_groups=scheduler.gpu_groups(options.jobs, scheduler.gpu_ids(host.gpus())),
+    )
     out = ResultsDir(options.results.resolve())
     with out.claimed(options.mode):  # type: ignore[arg-type]
-        runner = MatrixRun(matrix, options, out, say=say)
+        runner = MatrixRun(matrix, options, out, say=display.line)
         info = runner.run_info(now())
         done = read_combinations(out.path) if options.mode == "resume" else {}
         order = [c.id for c in matrix.combinations()]
-        for position, combo in enumerate(combos, 1):
+        position = {c.id: i for i, c in enumerate(combos, 1)}
+        todo: list[scheduler.Job[Combination]] = []
+        for combo in combos:
             previous = done.get(combo.id)
             if previous is not None and previous.requested == combo.requested():
-                say(f"[{position}/{len(combos)}] {combo.id}: kept from the interrupted run")
+                where = f"[{position[combo.id]}/{len(combos)}]"
+                display.line(f"{where} {combo.id}: kept from the interrupted run")
                 continue
-            say(f"[{position}/{len(combos)}] {combo.id} ({_pins_text(combo)})")
-            result = runner.run_combination(combo)
-            say(f"  -> {result.status}" + (f": {result.message}" if result.message else ""))
+            todo.append(scheduler.Job(combo.id, combo, needs_gpu=combo.device != "cpu"))
+
+        def one(combo: Combination, lane: scheduler.Lane) -> CombinationResult:
+            lane.say(f"[{position[combo.id]}/{len(combos)}] {combo.id} ({_pins_text(combo)})")
+            result = runner.run_combination(combo, say=lane.say, visible_devices=lane.devices)
+            lane.say(f"  -> {result.status}" + (f": {result.message}" if result.message else ""))
+            return result
+
+        def merged(_job: scheduler.Job[Combination], _result: CombinationResult) -> None:
+            # Its file is written already (run_combination); results.json follows,
+            # from this one thread, under the directory's claim.
             info.finished = now()
             out.merge(info, order)
+
+        schedule.run(todo, one, merged)
         info.finished = now()
         results = out.merge(info, order)
     code = 0 if all(c.status in ("passed", "skipped") for c in results.combinations) else 1

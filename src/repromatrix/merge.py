@@ -1,0 +1,155 @@
+"""Many results directories -> one (``repromatrix merge --into DIR SOURCE...``).
+
+The nightly workflow runs each combination as its own CI job, each uploading its
+own results directory; the gathering job downloads them all and merges them here
+before rendering one report. Safely:
+
+- the target is claimed like a run claims it (a run or another merge writing
+  there gets a one-line error, never interleaved files);
+- every source file is validated against the schema before anything is written;
+- a combination found twice with different results is an error naming both
+  places (a re-run job's artifact and the original, say), unless ``replace``;
+  the same file twice (an artifact downloaded twice) is fine;
+- each combination file is written atomically, results.json last, in matrix order.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import __version__
+from .errors import UserError
+from .results import (
+    CombinationResult,
+    Results,
+    ResultsDir,
+    RunInfo,
+    load_results,
+    read_combinations,
+    write_combination,
+)
+
+
+@dataclass(frozen=True)
+class Source:
+    path: Path
+    run: RunInfo | None
+    combinations: dict[str, CombinationResult]
+
+
+def is_results_dir(path: Path) -> bool:
+    return (path / "combinations").is_dir() or (path / "results.json").is_file()
+
+
+def find_results_dirs(path: Path) -> list[Path]:
+    """``path`` itself when it is a results directory, else the results
+    directories inside it, two levels deep at most (actions/download-artifact
+    puts each artifact in a folder of its own)."""
+    if not path.exists():
+        raise UserError(f"{path}: no such results directory")
+    if is_results_dir(path):
+        return [path]
+    found: list[Path] = []
+    for child in sorted(p for p in path.iterdir() if p.is_dir()):
+        if is_results_dir(child):
+            found.append(child)
+        else:
+            found += [g for g in sorted(child.iterdir()) if g.is_dir() and is_results_dir(g)]
+    if not found:
+        raise UserError(f"{path}: holds no results (no combinations/ or results.json)")
+    return found
+
+
+def read_source(path: Path) -> Source:
+    combinations = read_combinations(path)
+    run = None
+    if (path / "results.json").is_file():
+        results = load_results(path)
+        run = results.run
+        for combo in results.combinations:
+            # combinations/<id>.json is the newer copy when both exist
+            combinations.setdefault(combo.id, combo)
+    return Source(path=path, run=run, combinations=combinations)
+
+
+def merge(
+    into: Path,
+    sources: Sequence[Path],
+    *,
+    order: Sequence[str] = (),
+    replace: bool = False,
+) -> Results:
+    read = [read_source(d) for path in sources for d in find_results_dirs(path)]
+    target = ResultsDir(into.resolve())
+    with target.claimed("update"):
+        chosen: dict[str, tuple[CombinationResult, Path]] = {
+            cid: (combo, target.path) for cid, combo in read_combinations(target.path).items()
+        }
+        incoming: set[str] = set()
+        for source in read:
+            for cid, combo in source.combinations.items():
+                if cid in chosen and _same(chosen[cid][0], combo):
+                    incoming.add(cid)
+                    continue
+                if cid in chosen and not replace:
+                    raise UserError(
+                        f"{source.path}: combination {cid!r} is also in {chosen[cid][1]} with "
+                        "different results (pass --replace to keep the last one given)"
+                    )
+                chosen[cid] = (combo, source.path)
+                incoming.add(cid)
+        for cid in sorted(incoming):
+            combo, origin = chosen[cid]
+            if origin != target.path:
+                write_combination(target.path, combo)
+                _copy_logs(origin, target, cid)
+        return target.merge(_merged_run(read), list(order))
+
+
+def _same(a: CombinationResult, b: CombinationResult) -> bool:
+    return a.model_dump(mode="json") == b.model_dump(mode="json")
+
+
+def _copy_logs(origin: Path, target: ResultsDir, combination_id: str) -> None:
+    for log in sorted((origin / "logs").glob(f"{combination_id}.*.log")):
+        destination = target.path / "logs" / log.name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        tmp = destination.with_name(f".{log.name}.tmp")
+        shutil.copyfile(log, tmp)
+        tmp.replace(destination)
+
+
+def _merged_run(sources: Sequence[Source]) -> RunInfo:
+    """One run record for results that many jobs produced: the common facts where
+    they agree, the span of time, and where each part came from."""
+    runs = [s.run for s in sources if s.run is not None]
+
+    def common(field: str) -> object:
+        values = {getattr(r, field) for r in runs}
+        return values.pop() if len(values) == 1 else None
+
+    info = RunInfo(
+        id=uuid.uuid4().hex[:12],
+        started=min((r.started for r in runs if r.started), default=""),
+        finished=max((r.finished for r in runs if r.finished), default=""),
+        tier=common("tier"),  # type: ignore[arg-type]
+        matrix=common("matrix") or "",  # type: ignore[arg-type]
+        matrix_sha256=common("matrix_sha256") or "",  # type: ignore[arg-type]
+        repromatrix=__version__,
+        cases_commit=common("cases_commit"),  # type: ignore[arg-type]
+        command="repromatrix merge",
+        host=runs[0].host if runs else {},
+    )
+    info.merged_from = [  # type: ignore[attr-defined]
+        {
+            "run": s.run.id if s.run else None,
+            "host": s.run.host if s.run else {},
+            "combinations": sorted(s.combinations),
+        }
+        for s in sources
+    ]
+    return info

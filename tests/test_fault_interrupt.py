@@ -1,0 +1,115 @@
+"""Ctrl-C during `run --jobs 2`: the cells of both running combinations stop, no
+case is recorded as crashed by the interrupt, the message is one line, and
+--resume finishes the rest. And the GPU share the scheduler hands a combination
+reaches its cell as CUDA_VISIBLE_DEVICES without changing its environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import textwrap
+from pathlib import Path
+
+import pytest
+from faults import (
+    WORK_CASES,
+    alive,
+    end_events,
+    ids_of,
+    make_project,
+    one_line,
+    three_combinations,
+    wait_for,
+)
+
+from repromatrix.matrix import load_matrix
+from repromatrix.results import ResultsDir
+from repromatrix.workflow import MatrixRun, RunOptions
+
+pytestmark = pytest.mark.e2e
+
+
+def test_ctrl_c_with_two_jobs_records_no_crash_and_resume_finishes(
+    tmp_path: Path, shared_env_store: Path
+) -> None:
+    project = make_project(
+        tmp_path / "project",
+        shared_env_store,
+        three_combinations(slow_seconds=30),
+        {"test_work.py": WORK_CASES},
+    )
+    proc = project.start("--jobs", "2")
+    wait_for(
+        lambda: project.pids("a", "test_slow") and project.pids("b", "test_slow"),
+        180,
+        "two slow cases running at once",
+    )
+    victims = project.pids("a", "test_slow") + project.pids("b", "test_slow")
+    os.kill(proc.pid, signal.SIGINT)  # what Ctrl-C sends the harness
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "interrupted; finished results are kept" in one_line(err)
+    for pid in victims:
+        wait_for(lambda pid=pid: not alive(pid), 10, "the cells to stop", step=0.05)
+    for combo in "ab":
+        records = end_events(project.results / "records" / f"{combo}.jsonl")
+        # test_fast finished; the interrupted slow case is not called crashed.
+        assert records == {"test_work.py::test_fast": 1}, records
+    assert not (project.results / "combinations").exists() or not any(
+        (project.results / "combinations").iterdir()
+    )
+
+    (project.root / "slow.txt").write_text("0.1")
+    done = project.run("--resume", "--jobs", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads((project.results / "results.json").read_text())
+    assert [c["id"] for c in data["combinations"]] == ["a", "b", "c"]
+    assert all(c["status"] == "passed" for c in data["combinations"])
+    runs = project.executions()
+    # Only what was missing ran again: the interrupted slow cases, and all of c.
+    assert (runs[("a", "test_fast")], runs[("a", "test_slow")]) == (1, 2)
+    assert (runs[("b", "test_fast")], runs[("b", "test_slow")]) == (1, 2)
+    assert all(runs[("c", case)] == 1 for case in ("test_fast", "test_slow", "test_after"))
+    for combo in "abc":
+        records = end_events(project.results / "records" / f"{combo}.jsonl")
+        assert records == dict.fromkeys(ids_of(["test_fast", "test_slow", "test_after"]), 1)
+
+
+def test_the_schedulers_gpu_share_reaches_the_cell(
+    tmp_path: Path, shared_env_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    project = make_project(
+        tmp_path / "project",
+        shared_env_store,
+        """\
+        schema: 1
+        packages: [iniconfig]
+        tiers:
+          t:
+            - {id: a, iniconfig: latest}
+        """,
+        {
+            "test_devices.py": textwrap.dedent(
+                """
+                import os
+
+                def test_sees_its_share():
+                    assert os.environ["CUDA_VISIBLE_DEVICES"] == "1,3"
+                """
+            )
+        },
+    )
+    matrix = load_matrix(project.matrix)
+    out = ResultsDir(project.results)
+    options = RunOptions(matrix=project.matrix, env_dir=shared_env_store, reruns=0)
+    with out.claimed("fresh"):
+        runner = MatrixRun(matrix, options, out, say=lambda _line: None)
+        plain = runner.run_combination(matrix.find("a"))
+        shared = runner.run_combination(matrix.find("a"), visible_devices="1,3")
+    assert plain.cases[0].status == "failed"  # without a share, the variable is not set
+    assert shared.cases[0].status == "passed"
+    assert shared.visible_devices == "1,3"
+    # Same environment: the share is the cell's process environment, not its identity.
+    assert shared.environment.identity == plain.environment.identity

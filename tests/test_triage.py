@@ -1,0 +1,233 @@
+"""Which nightly regressions become bisects, over which range, and why not."""
+
+from __future__ import annotations
+
+from repromatrix.results import CaseResult, CombinationResult, Results
+from repromatrix.triage import INSTALL, triage
+
+CASE = "test_whisper_lora.py::test_lora_gets_gradients"
+
+
+def combo(
+    cid: str,
+    outcome: str | None = "passed",
+    *,
+    requested: dict[str, str] | None = None,
+    resolved: dict[str, str] | None = None,
+    status: str | None = None,
+    case_status: str | None = None,
+    device: str = "cuda",
+    verdict: str | None = None,
+) -> CombinationResult:
+    requested = requested or {"torch": "system", "transformers": "latest", "peft": "0.17.1"}
+    resolved = resolved or {"torch": "2.9.0+cu128", "transformers": "4.57.0", "peft": "0.17.1"}
+    cases = [CaseResult(id=CASE, status=case_status or outcome, outcome=outcome)] if outcome else []
+    return CombinationResult(
+        id=cid,
+        tier="nightly",
+        requested=requested,
+        resolved=resolved,
+        status=status or ("passed" if outcome in ("passed", None) else "failed"),
+        cases=cases,
+        device=device,
+        verdict=verdict,
+    )
+
+
+def results(*combos: CombinationResult) -> Results:
+    return Results(combinations=list(combos))
+
+
+TONIGHT_RESOLVED = {"torch": "2.9.0+cu128", "transformers": "4.58.0", "peft": "0.17.1"}
+
+
+def test_one_floating_pin_moved_to_a_newer_release_is_bisected() -> None:
+    found = triage(
+        results(combo("tf-latest", "failed", resolved=TONIGHT_RESOLVED)),
+        results(combo("tf-latest", "passed")),
+    )
+    assert found.regressed
+    assert [(r.combination, r.case, r.before, r.now) for r in found.regressions] == [
+        ("tf-latest", CASE, "passed", "failed")
+    ]
+    [request] = found.bisects
+    assert (request.package, request.good, request.bad, request.find) == (
+        "transformers",
+        "4.57.0",
+        "4.58.0",
+        "first-bad",
+    )
+    assert request.case == CASE
+    # The others held at tonight's versions; the runner's own torch is left to it.
+    assert request.pins == ("peft==0.17.1",)
+    assert request.workflow_inputs(issue=12) == {
+        "package": "transformers",
+        "good": "4.57.0",
+        "bad": "4.58.0",
+        "find": "first-bad",
+        "case": CASE,
+        "pins": "peft==0.17.1",
+        "issue": "12",
+    }
+
+
+def test_no_baseline_nothing_is_new_nothing_dispatched() -> None:
+    found = triage(results(combo("tf-latest", "failed", resolved=TONIGHT_RESOLVED)), None)
+    assert not found.regressed and not found.bisects
+
+
+def test_failing_last_night_too_is_not_new() -> None:
+    found = triage(
+        results(combo("tf-latest", "failed", resolved=TONIGHT_RESOLVED)),
+        results(combo("tf-latest", "failed")),
+    )
+    assert not found.regressions and not found.bisects
+
+
+def test_two_packages_moved_cannot_be_attributed() -> None:
+    moved = {**TONIGHT_RESOLVED, "peft": "0.18.0"}
+    found = triage(
+        results(combo("tf-latest", "failed", resolved=moved)), results(combo("tf-latest"))
+    )
+    assert found.regressed and not found.bisects
+    assert (
+        "2 requested packages moved since last night: transformers, peft" in (found.not_bisected[0])
+    )
+
+
+def test_nothing_requested_moved() -> None:
+    found = triage(results(combo("tf-latest", "crashed")), results(combo("tf-latest")))
+    assert found.regressed and not found.bisects
+    assert "no requested package moved" in found.not_bisected[0]
+
+
+def test_a_git_pin_dev_version_or_a_new_system_torch_is_not_bisected() -> None:
+    git = {
+        "torch": "system",
+        "transformers": "git+https://github.com/huggingface/transformers@main",
+    }
+    found = triage(
+        results(
+            combo(
+                "tf-main",
+                "failed",
+                requested=git,
+                resolved={"torch": "2.9.0+cu128", "transformers": "4.59.0.dev0"},
+            )
+        ),
+        results(
+            combo(
+                "tf-main",
+                requested=git,
+                resolved={"torch": "2.9.0+cu128", "transformers": "4.58.0.dev0"},
+            )
+        ),
+    )
+    assert not found.bisects and "not between two releases" in found.not_bisected[0]
+    found = triage(
+        results(
+            combo(
+                "x",
+                "failed",
+                resolved={**TONIGHT_RESOLVED, "transformers": "4.57.0", "torch": "2.10.0+cu128"},
+            )
+        ),
+        results(combo("x")),
+    )
+    assert not found.bisects and "system" in found.not_bisected[0]
+
+
+def test_a_known_broken_failure_is_not_a_regression() -> None:
+    found = triage(
+        results(combo("x", "failed", case_status="known-broken", resolved=TONIGHT_RESOLVED)),
+        results(combo("x")),
+    )
+    assert not found.regressed and not found.bisects
+
+
+def test_a_flaky_case_is_not_a_regression() -> None:
+    found = triage(results(combo("x", "flaky", resolved=TONIGHT_RESOLVED)), results(combo("x")))
+    assert not found.regressed
+
+
+def test_a_neighbour_that_passes_gives_the_range_when_last_night_cannot() -> None:
+    """Two packages moved on the failing combination, but tonight's run has a
+    combination identical except for transformers, and it passes."""
+    requested = {"transformers": ">=4.50", "peft": "latest"}
+    failing = combo(
+        "tf-new",
+        "failed",
+        requested=requested,
+        resolved={"transformers": "4.58.0", "peft": "0.18.0"},
+    )
+    neighbours = [
+        combo("tf-old", requested=requested, resolved={"transformers": "4.56.2", "peft": "0.18.0"}),
+        combo("tf-mid", requested=requested, resolved={"transformers": "4.57.1", "peft": "0.18.0"}),
+        # Differs in two packages: not a neighbour.
+        combo("far", requested=requested, resolved={"transformers": "4.57.5", "peft": "0.17.0"}),
+        # Passes on CPU: says nothing about the GPU failure.
+        combo(
+            "cpu",
+            requested=requested,
+            resolved={"transformers": "4.57.9", "peft": "0.18.0"},
+            device="cpu",
+        ),
+    ]
+    last_night = combo(
+        "tf-new", requested=requested, resolved={"transformers": "4.57.0", "peft": "0.17.1"}
+    )
+    found = triage(results(failing, *neighbours), results(last_night))
+    [request] = found.bisects
+    assert (request.package, request.good, request.bad, request.find) == (
+        "transformers",
+        "4.57.1",  # the closest passing neighbour
+        "4.58.0",
+        "first-bad",
+    )
+    assert request.pins == ("peft==0.18.0",)
+    assert "passes in tf-mid" in request.reason
+
+
+def test_a_neighbour_on_the_newer_side_asks_when_it_was_fixed() -> None:
+    requested = {"transformers": ">=4.50", "peft": "0.17.1"}
+    new_combination = combo(
+        "tf-old",
+        "failed",
+        requested=requested,
+        resolved={"transformers": "4.52.4", "peft": "0.17.1"},
+    )
+    newer = combo(
+        "tf-new", requested=requested, resolved={"transformers": "4.56.2", "peft": "0.17.1"}
+    )
+    found = triage(results(new_combination, newer), results(combo("unrelated")))
+    [request] = found.bisects
+    assert (request.good, request.bad, request.find) == ("4.56.2", "4.52.4", "first-good")
+
+
+def test_one_bisect_per_range_and_a_nightly_limit() -> None:
+    tonight, baseline = [], []
+    for i in range(4):
+        tonight.append(combo(f"same{i}", "failed", resolved=TONIGHT_RESOLVED))
+        baseline.append(combo(f"same{i}"))
+    for i in range(8):
+        resolved = {**TONIGHT_RESOLVED, "transformers": f"4.58.{i + 1}"}
+        tonight.append(combo(f"other{i}", "failed", resolved=resolved))
+        baseline.append(combo(f"other{i}"))
+    found = triage(results(*tonight), results(*baseline), limit=5)
+    assert len(found.regressions) == 12
+    assert len(found.bisects) == 5
+    assert len({b.key for b in found.bisects}) == 5
+    assert sum("over the limit" in line for line in found.not_bisected) == 4
+
+
+def test_a_combination_that_no_longer_installs_is_a_regression() -> None:
+    found = triage(
+        results(combo("x", None, status="install-error", resolved={})),
+        results(combo("x")),
+    )
+    assert [(r.case, r.now) for r in found.regressions] == [(INSTALL, "install-error")]
+
+
+def test_a_regressed_verdict_from_the_report_counts() -> None:
+    found = triage(results(combo("x", "failed", verdict="REGRESSED")), None)
+    assert found.regressed and found.flagged == ["x"]
