@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__
+from . import __version__, cli_bisect
 from .errors import UserError
 from .matrix import load_matrix
 from .workflow import DEFAULT_TIER, RunOptions, run
@@ -90,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     runner.add_argument(
         "selection", nargs="*", help="cases to run: pytest node ids or paths relative to cases/"
     )
+    cli_bisect.add_commands(commands)  # bisect, check
     return parser
 
 
@@ -100,6 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list(args)
         if args.command == "run":
             return _run(args)
+        if (code := cli_bisect.run_command(args)) is not None:
+            return code
     except UserError as err:
         print(f"repromatrix: error: {err}", file=sys.stderr)
         return err.exit_code
