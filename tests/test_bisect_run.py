@@ -165,6 +165,32 @@ def test_pre_releases_on_request(
     assert (code, record.first_bad, record.last_good) == (0, "2.0.0", "2.0.0rc1")
 
 
+def test_a_wheelhouse_is_the_only_source(
+    tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for version in ("1.0.0", "1.2.0", "1.5.0"):  # fewer releases than the index has
+        (wheels / f"tiny_pkg-{version}-py3-none-any.whl").write_bytes(b"")
+    truth = {"1.0.0": Outcome.GOOD, "1.2.0": Outcome.BAD, "1.5.0": Outcome.BAD}
+    indexes: list = []
+    fake = fake_check(truth, [])
+
+    def check(options, **kw):
+        indexes.append(options.index)
+        return fake(options, **kw)
+
+    monkeypatch.setattr(bisect_run, "check", check)
+    record, code = run_bisect(
+        options(tmp_path, script, "1.0.0", "1.5.0", wheelhouse=wheels), say=print
+    )
+    assert record.candidates == ["1.0.0", "1.2.0", "1.5.0"]
+    assert (code, record.first_bad) == (0, "1.2.0")
+    assert all(i.no_index and i.find_links == (str(wheels),) for i in indexes)
+    assert record.command.endswith("--wheelhouse wheels"), record.command
+    assert str(tmp_path) not in record.command
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -240,3 +240,39 @@ def test_credentials_never_show_in_errors(json_index: str) -> None:
         list_releases(PACKAGE, IndexSettings(index_url=unreachable))
     assert PASSWORD not in str(raised.value)
     assert "cannot read" in str(raised.value)
+
+
+class _HtmlOnly(BaseHTTPRequestHandler):
+    """An older index: PEP 503 HTML whatever the client asks; a find-links page too."""
+
+    def do_GET(self) -> None:
+        pages = {
+            f"/simple/{PACKAGE}/": '<a href="/f/tiny_pkg-5.0.0.tar.gz">x</a>'
+            '<a href="/f/tiny_pkg-5.1.0-py3-none-any.whl#sha256=1">y</a>',
+            "/links.html": '<a href="https://files.example/tiny_pkg-5.2.0-py3-none-any.whl">z</a>',
+        }
+        if self.path not in pages:
+            self.send_response(404)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.end_headers()
+        self.wfile.write(pages[self.path].encode())
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_an_html_index_and_an_html_find_links_page_over_http() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _HtmlOnly)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        index = IndexSettings(index_url=f"{base}/simple", find_links=(f"{base}/links.html",))
+        assert versions(list_releases(PACKAGE, index)) == ["5.0.0", "5.1.0", "5.2.0"]
+        # A package the index does not have (404) is simply not there.
+        with pytest.raises(UserError, match="unknown package"):
+            list_releases("other-pkg", IndexSettings(index_url=f"{base}/simple"))
+    finally:
+        server.shutdown()

@@ -42,6 +42,7 @@ class StepRecord(BaseModel):
     detail: str = ""
     environment: str | None = None  # identity (16 hex digits), None when not built
     reused: bool | None = None
+    build_seconds: float | None = None  # resolve + (re)use or build, within seconds
     installed: str | None = None  # the version the environment really has
 
 

@@ -243,6 +243,7 @@ def _step_record(step: Step[Version], package: str) -> StepRecord:
         detail=observation.detail,
         environment=extra.get("environment"),
         reused=extra.get("reused"),
+        build_seconds=extra.get("build_seconds"),
         installed=(extra.get("resolved") or {}).get(package),
     )
 
