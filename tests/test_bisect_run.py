@@ -154,6 +154,27 @@ def test_ends_that_do_not_behave_as_claimed(
     assert "good end 1.1.0 was bad (exit 1)" in record.verdict
 
 
+def test_an_interrupted_bisect_keeps_its_steps(
+    tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    truth = {v: Outcome.GOOD if Version(v) < Version("1.3.0") else Outcome.BAD for v in RELEASES}
+    tested: list[str] = []
+    fake = fake_check(truth, tested)
+
+    def check(options, **kw):
+        if len(tested) == 3:
+            raise KeyboardInterrupt
+        return fake(options, **kw)
+
+    monkeypatch.setattr(bisect_run, "check", check)
+    args = ["bisect", "--package", PACKAGE, "--good", "1.0.0", "--bad", "2.0.0"]
+    args += ["--pin", "torch==2.13.0", "--script", str(script), "--out", str(tmp_path / "out")]
+    assert cli.main(args) == 130
+    data = json.loads((tmp_path / "out" / "tiny-pkg-1.0.0-2.0.0" / "bisect.json").read_text())
+    assert data["status"] == "interrupted"
+    assert [s["version"] for s in data["steps"]] == tested
+
+
 def test_pre_releases_on_request(
     tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
