@@ -12,6 +12,8 @@
 
     nox -s matrix [-- --tier smoke]   run a tier (default: smoke), reports in reports/latest/
     nox -s <combination id> [-- CASE] run one combination (nox -l lists them, tagged by tier)
+    nox -s bisect -- --package P --good V1 --bad V2 (--case ID | --script F.py) [--pin PKG==VER]
+                                      the release of P where the case / script changed outcome
     nox -s tests                      the harness's own tests
     nox -s lint                       ruff
 
@@ -71,6 +73,13 @@ def _combination_session(combination_id: str, tier: str, tags: tuple[str, ...]) 
 
 for _combo in MATRIX.combinations():
     _combination_session(_combo.id, _combo.tier, _combo.tags)
+
+
+@nox.session(python=False)
+def bisect(session: nox.Session) -> None:
+    """Bisect one package's releases: -- --package P --good V1 --bad V2 (--case ID | --script F)."""
+    # Options: repromatrix bisect --help. Exit 0 found, 1 could not conclude, 2 bad input.
+    harness(session, "bisect", *session.posargs)
 
 
 @nox.session

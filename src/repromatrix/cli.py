@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__, cli_nightly
+from . import __version__, cli_bisect, cli_nightly
 from .errors import UserError
 from .matrix import load_matrix
 from .workflow import DEFAULT_TIER, RunOptions, run
@@ -96,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     runner.add_argument(
         "selection", nargs="*", help="cases to run: pytest node ids or paths relative to cases/"
     )
-    cli_nightly.add_commands(commands)
+    cli_bisect.add_commands(commands)  # bisect, check
+    cli_nightly.add_commands(commands)  # ci-matrix, merge, triage
     return parser
 
 
@@ -107,9 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list(args)
         if args.command == "run":
             return _run(args)
-        code = cli_nightly.run_command(args)
-        if code is not None:
-            return code
+        for commands in (cli_bisect, cli_nightly):
+            if (code := commands.run_command(args)) is not None:
+                return code
     except UserError as err:
         print(f"repromatrix: error: {err}", file=sys.stderr)
         return err.exit_code

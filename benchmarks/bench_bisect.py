@@ -1,0 +1,111 @@
+"""Benchmark: a real bisect over about 35 transformers releases on CPU.
+
+    python benchmarks/bench_bisect.py [--runs 2] [--env-dir DIR]
+
+Bisects transformers 4.50.0 (bad) .. 5.3.0 (good), 36 releases, with torch==2.13.0
+pinned and examples/bisect/checkpointing_gradients.py as the oracle (a real change:
+gradient_checkpointing_enable() stopped defaulting to reentrant checkpointing in
+5.0.0). Expected answer: first good 5.0.0, last bad 4.57.6.
+
+Each run's wall time, steps and per-step seconds (and whether each step's
+environment was reused) go to benchmarks/results/bisect.json. The goal is under
+4 minutes with a warm cache: the first run on a machine builds the environments
+(uv cache), so run with --runs 2 and read the second run for the warm figure.
+Needs PyPI and torch 2.13.0 through the user's pip configuration (PIP_FIND_LINKS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from repromatrix.bisect import Find  # noqa: E402
+from repromatrix.bisect_run import BisectOptions, run_bisect  # noqa: E402
+from repromatrix.check import Probe, parse_pin_option  # noqa: E402
+from repromatrix.results import write_json_atomic  # noqa: E402
+
+PACKAGE, BAD, GOOD = "transformers", "4.50.0", "5.3.0"
+EXPECTED = ("5.0.0", "4.57.6")  # first good, last bad
+GOAL_SECONDS = 240.0
+SCRIPT = ROOT / "examples" / "bisect" / "checkpointing_gradients.py"
+RESULTS = ROOT / "benchmarks" / "results" / "bisect.json"
+
+
+def one_run(env_dir: Path | None, out: Path) -> dict:
+    options = BisectOptions(
+        package=PACKAGE,
+        good=GOOD,
+        bad=BAD,
+        find=Find.FIRST_GOOD,
+        probe=Probe(script=SCRIPT),
+        pins=(parse_pin_option("torch==2.13.0"),),
+        out=out,
+        env_dir=env_dir,
+    )
+    started = time.monotonic()
+    record, code = run_bisect(options)
+    wall = time.monotonic() - started
+    return {
+        "wall_seconds": round(wall, 1),
+        "steps": len(record.steps),
+        "candidates": len(record.candidates),
+        "exit": code,
+        "answer": [record.first_good, record.last_bad],
+        "correct": (record.first_good, record.last_bad) == EXPECTED,
+        "warm": all(step.reused for step in record.steps),
+        "under_goal": wall < GOAL_SECONDS,
+        "per_step": [
+            {
+                "version": s.version,
+                "outcome": s.outcome,
+                "seconds": s.seconds,
+                "environment_seconds": s.build_seconds,
+                "environment_reused": s.reused,
+            }
+            for s in record.steps
+        ],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1, help="runs in a row (default: 1)")
+    parser.add_argument("--env-dir", type=Path, help="environment store (default: the user's)")
+    args = parser.parse_args()
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="bench-bisect-") as folder:
+        for number in range(1, args.runs + 1):
+            print(f"run {number}/{args.runs}", file=sys.stderr)
+            runs.append(one_run(args.env_dir, Path(folder)))
+    document = {
+        "benchmark": "bisect",
+        "what": f"{PACKAGE} {BAD} (bad) .. {GOOD} (good), find first-good, torch==2.13.0, "
+        f"script {SCRIPT.relative_to(ROOT)}",
+        "goal_seconds_warm": GOAL_SECONDS,
+        "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+        },
+        "runs": runs,
+    }
+    write_json_atomic(RESULTS, document)
+    for run in runs:
+        print(
+            f"{run['wall_seconds']:.0f}s, {run['steps']} steps over {run['candidates']} "
+            f"candidates, warm={run['warm']}, correct={run['correct']}"
+        )
+    return 0 if all(r["correct"] for r in runs) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,297 @@
+"""One verdict: build (or reuse) the environment of a pin set, run one probe in it,
+and say good, bad or skip, with git bisect run's exit codes (0 / 1 / 125).
+
+A probe is either
+
+- a case of cases/ (a pytest node id relative to cases/), run by the CaseRunner:
+  passed = good, skipped = untestable, anything else (failed, error, crashed,
+  timed out) = bad; or
+- a standalone script, run with the environment's interpreter: exit 0 = good,
+  125 = untestable, anything else = bad (a crash or a time-out included).
+
+An environment that cannot be built with the pins is untestable (skip), as in
+git bisect: it says nothing about the behaviour being looked for.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from .bisect import Observation, Outcome
+from .environment import Environment, EnvRequest, EnvStore, InstallError
+from .errors import UserError
+from .indexes import IndexSettings
+from .pins import Pin, parse_pin
+from .redact import machine_places, redact_text, shorten_paths
+from .runner import COLLECTION_ID, CaseRecord, CaseRunner, run_script
+
+EXIT_CODES = {Outcome.GOOD: 0, Outcome.BAD: 1, Outcome.SKIP: 125}
+SCRIPT_SKIP = 125
+OUTPUT_TAIL = 4000  # characters of a script's output kept per step
+
+_PIN = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(.*?)\s*$")
+
+
+def parse_pin_option(text: str) -> Pin:
+    """``--pin`` as written on a command line:
+
+    ``torch==2.13.0``, ``torch>=2.5,<2.14``, ``torch=system``, ``peft=latest``,
+    ``unsloth=null`` (kept out), ``peft@git+https://...``."""
+    match = _PIN.match(text)
+    if not match or not match.group(2):
+        raise UserError(
+            f"--pin {text!r}: expected PACKAGE==VERSION, PACKAGE<specifier>, "
+            "PACKAGE=system|latest|null or PACKAGE@URL"
+        )
+    name, rest = match.groups()
+    if rest.startswith("@"):
+        raw: str | None = rest[1:].strip()
+    elif rest.startswith("==") and _is_version(rest[2:]):
+        raw = rest[2:].strip()
+    elif rest.startswith("=") and not rest.startswith("=="):
+        raw = rest[1:].strip()
+        raw = None if raw == "null" else raw
+    else:
+        raw = rest  # a specifier: >=, <, ~=, !=, ==4.5.*
+    try:
+        return parse_pin(name, raw)
+    except ValueError as err:
+        raise UserError(f"--pin {text!r}: {err}") from None
+
+
+def _is_version(text: str) -> bool:
+    try:
+        Version(text.strip())
+    except InvalidVersion:
+        return False
+    return True
+
+
+def unique_pins(pins: Sequence[Pin]) -> tuple[Pin, ...]:
+    seen: dict[str, Pin] = {}
+    for pin in pins:
+        if pin.package in seen and seen[pin.package] != pin:
+            raise UserError(f"--pin: {pin.package} is pinned twice ({seen[pin.package]}, {pin})")
+        seen[pin.package] = pin
+    return tuple(seen.values())
+
+
+# --------------------------------------------------------------------------- probes
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What is run in each environment: a case of cases/, or a script."""
+
+    case: str | None = None
+    script: Path | None = None
+    cases_root: Path = Path("cases")
+    timeout: float = 900.0  # seconds for the run itself (not the install)
+
+    def __post_init__(self) -> None:
+        if (self.case is None) == (self.script is None):
+            raise UserError("give one of --case CASE_ID or --script FILE.py")
+
+    @property
+    def label(self) -> str:
+        return f"case {self.case}" if self.case else f"script {self.script.name}"  # type: ignore[union-attr]
+
+    def validated(self) -> Probe:
+        """The probe with absolute paths, or a UserError naming what is missing."""
+        if self.script is not None:
+            script = self.script.expanduser().resolve()
+            if not script.is_file():
+                raise UserError(f"--script {self.script}: no such file")
+            return Probe(script=script, cases_root=self.cases_root, timeout=self.timeout)
+        root = self.cases_root.expanduser().resolve()
+        if not root.is_dir():
+            raise UserError(f"--cases {self.cases_root}: no such folder")
+        path = (self.case or "").split("::", 1)[0]
+        if not path or not (root / path).exists():
+            raise UserError(f"--case {self.case}: no {path or 'file'} in {self.cases_root}")
+        return Probe(case=self.case, cases_root=root, timeout=self.timeout)
+
+
+@dataclass
+class CheckOptions:
+    pins: tuple[Pin, ...]
+    probe: Probe
+    index: IndexSettings = field(default_factory=IndexSettings.from_environment)
+    python: str | None = None
+    env_dir: Path | None = None
+    install_timeout: float = 1800.0
+
+
+Log = Callable[[str], None]
+
+
+def check(
+    options: CheckOptions,
+    *,
+    workdir: Path,
+    name: str = "check",
+    log: Log | None = None,
+    on_environment: Callable[[Environment], None] | None = None,
+) -> Observation:
+    """Build (or reuse) the environment of ``options.pins`` and run the probe in it.
+
+    ``workdir`` receives ``<name>.install.log``, ``<name>.run.log`` and, for a case,
+    ``<name>.records.jsonl``. The observation's ``extra`` holds the environment's
+    identity, whether it was reused, and every resolved version."""
+    say = log or (lambda _line: None)
+    started = time.monotonic()
+    workdir.mkdir(parents=True, exist_ok=True)
+    install_lines: list[str] = []
+    request = EnvRequest(pins=options.pins, python=options.python, index=options.index)
+    try:
+        env = EnvStore(options.env_dir).build(
+            request, timeout=options.install_timeout, log=install_lines.append
+        )
+    except InstallError as err:
+        (workdir / f"{name}.install.log").write_text(
+            redact_text("\n".join([*install_lines, err.log]))
+        )
+        return Observation(
+            Outcome.SKIP,
+            f"install-error: {err.stage}: {_one_line(err.message)}",
+            time.monotonic() - started,
+            {"install_error": f"{err.stage}: {err.message}"},
+        )
+    (workdir / f"{name}.install.log").write_text(redact_text("\n".join(install_lines)))
+    say(f"environment {env.identity[:16]} {'reused' if env.reused else 'built'}")
+    if on_environment is not None:
+        on_environment(env)
+    extra = {
+        "environment": env.identity[:16],
+        "reused": env.reused,
+        "build_seconds": round(env.seconds, 2),
+        "python": env.interpreter.version,
+        "resolved": env.resolved,
+    }
+    probe = options.probe
+    if probe.script is not None:
+        outcome, detail, output = _run_script(env, probe)
+        places = machine_places(env=env.root, script=probe.script.parent)
+        output = shorten_paths(redact_text(output), places)
+        (workdir / f"{name}.run.log").write_text(output)
+        extra["output_tail"] = output[-OUTPUT_TAIL:]
+    else:
+        outcome, detail = _run_case(env, probe, workdir, name)
+    return Observation(outcome, detail, time.monotonic() - started, extra)
+
+
+def _run_script(env: Environment, probe: Probe) -> tuple[Outcome, str, str]:
+    assert probe.script is not None
+    done = run_script(env, probe.script, timeout=probe.timeout)
+    output = done.stdout + ("\n" if done.stdout and done.stderr else "") + done.stderr
+    if done.timed_out:
+        return Outcome.BAD, f"timed out after {probe.timeout:.0f} s", output
+    if done.returncode == 0:
+        return Outcome.GOOD, "exit 0", output
+    if done.returncode == SCRIPT_SKIP:
+        return Outcome.SKIP, f"exit {SCRIPT_SKIP}: untestable", output
+    if done.returncode < 0:
+        return Outcome.BAD, f"killed by signal {-done.returncode}", output
+    return Outcome.BAD, f"exit {done.returncode}", output
+
+
+def _run_case(env: Environment, probe: Probe, workdir: Path, name: str) -> tuple[Outcome, str]:
+    assert probe.case is not None
+    records = workdir / f"{name}.records.jsonl"
+    records.unlink(missing_ok=True)  # records of another environment are not ours
+    runner = CaseRunner(
+        env,
+        probe.cases_root,
+        case_timeout=probe.timeout,
+        log_path=workdir / f"{name}.run.log",
+    )
+    ran = runner.run([probe.case], records)
+    if _not_found(ran.cases):
+        return Outcome.SKIP, f"no case matched {probe.case}"
+    outcomes = {record.outcome for record in ran.cases}
+    failing = [r for r in ran.cases if r.outcome not in ("passed", "skipped")]
+    if failing:
+        first = failing[0]
+        said = [part for part in (first.error_type, _one_line(first.message)) if part]
+        if len(said) == 2 and said[1].startswith(said[0]):
+            said = said[1:]
+        return Outcome.BAD, ": ".join([first.outcome, *said])
+    if "passed" in outcomes:
+        return Outcome.GOOD, "passed"
+    if ran.cases:
+        return Outcome.SKIP, f"skipped: {_one_line(ran.cases[0].message)}"
+    return Outcome.SKIP, f"no case matched {probe.case}"
+
+
+def _not_found(records: list[CaseRecord]) -> bool:
+    """pytest refused the node id: this checkout of cases/ does not have that case
+    (under git bisect run, an older commit), which makes it untestable, not bad.
+    pytest says so as "ERROR: not found: <id>" and exits with status 4."""
+    return (
+        len(records) == 1
+        and records[0].id == COLLECTION_ID
+        and "ERROR: not found:" in records[0].message
+    )
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def run_check(options: CheckOptions, *, say: Log = print, tell: Log = print) -> int:
+    """``repromatrix check``: one verdict as git bisect run's exit code; what the run
+    printed goes to ``say``, the verdict line to ``tell``."""
+    probe = options.probe.validated()
+    options = CheckOptions(
+        pins=options.pins,
+        probe=probe,
+        index=options.index,
+        python=options.python,
+        env_dir=options.env_dir,
+        install_timeout=options.install_timeout,
+    )
+    with tempfile.TemporaryDirectory(prefix="repromatrix-check-") as folder:
+        observation = check(options, workdir=Path(folder), log=say)
+        tail = observation.extra.get("output_tail", "")
+        if tail.strip():
+            say(tail.rstrip())
+        elif observation.outcome is not Outcome.GOOD:
+            for log_name in ("check.install.log", "check.run.log"):
+                path = Path(folder) / log_name
+                if path.exists() and path.read_text().strip():
+                    lines = path.read_text().strip().splitlines()[-20:]
+                    say("\n".join(lines))
+    tell(
+        f"{observation.outcome.value}: {probe.label} with {pins_text(options.pins)} "
+        f"({observation.detail}, {observation.seconds:.1f}s)"
+    )
+    return EXIT_CODES[observation.outcome]
+
+
+def pins_text(pins: Sequence[Pin]) -> str:
+    """``torch==2.13.0 peft>=0.15`` for logs and reports."""
+    return " ".join(pin_text(p) for p in pins)
+
+
+def pin_text(pin: Pin) -> str:
+    kind = pin.kind.value
+    if kind == "exact":
+        return f"{pin.package}=={pin.spec}"
+    if kind == "range":
+        return f"{pin.package}{pin.spec}"
+    if kind == "direct":
+        return f"{pin.package}@{redact_text(pin.spec)}"
+    if kind == "absent":
+        return f"{pin.package}=null"
+    return f"{pin.package}={pin.spec}"

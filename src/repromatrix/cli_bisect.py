@@ -1,0 +1,183 @@
+"""The ``bisect`` and ``check`` commands of the command line (cli.py adds them).
+
+    repromatrix bisect --package NAME --good V1 --bad V2 (--case ID | --script F.py)
+                       [--pin PKG==VER ...] [--find first-bad|first-good] [--pre]
+                       [--wheelhouse DIR]
+    repromatrix check (--case ID | --script F.py) --pin PKG==VER [--pin ...]
+
+``check`` speaks git bisect run's language: exit 0 good, 1 bad, 125 untestable
+(install failure, exit 125, skipped case). Bad input exits 128, which makes
+``git bisect run`` stop instead of marking the commit bad.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .bisect import Find
+from .bisect_run import BisectOptions, run_bisect
+from .check import CheckOptions, Probe, parse_pin_option, run_check, unique_pins
+from .errors import UserError
+from .indexes import IndexSettings
+
+DEFAULT_RUN_TIMEOUT = 900.0
+DEFAULT_INSTALL_TIMEOUT = 1800.0
+
+
+class CheckInputError(UserError):
+    """Bad input to ``check``: git bisect run stops on exit codes above 127 (1-127,
+    125 aside, would mark the commit bad)."""
+
+    exit_code = 128
+
+
+def _probe_options(parser: argparse.ArgumentParser) -> None:
+    probe = parser.add_mutually_exclusive_group(required=True)
+    probe.add_argument(
+        "--case",
+        metavar="CASE_ID",
+        help="a case: pytest node id relative to cases/ (passed = good)",
+    )
+    probe.add_argument(
+        "--script",
+        type=Path,
+        metavar="FILE.py",
+        help="a standalone script run with the candidate's Python: "
+        "exit 0 = good, 125 = untestable, anything else = bad",
+    )
+    parser.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        metavar="PKG==VER",
+        help="another package, held fixed (repeatable): PKG==VER, PKG>=A,<B, "
+        "PKG=system, PKG=latest, PKG=null, PKG@URL",
+    )
+    parser.add_argument(
+        "--wheelhouse",
+        type=Path,
+        metavar="DIR",
+        help="offline: candidates and installs only from this folder of wheels",
+    )
+    parser.add_argument("--cases", type=Path, default=Path("cases"), help="the cases folder")
+    parser.add_argument(
+        "--env-dir",
+        type=Path,
+        help="where environments are kept "
+        "(default: $REPROMATRIX_ENV_DIR or ~/.cache/repromatrix/envs)",
+    )
+    parser.add_argument("--python", help="the cells' Python (a version or a path)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_RUN_TIMEOUT,
+        metavar="SECONDS",
+        help="time limit of one run of the case or script; over it = bad (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--install-timeout",
+        type=float,
+        default=DEFAULT_INSTALL_TIMEOUT,
+        metavar="SECONDS",
+        help="time limit of one environment build (default: %(default)s)",
+    )
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    bisect = commands.add_parser(
+        "bisect",
+        help="find the release of one package where a case or script changed outcome",
+        description="Binary search over the released versions of one package between two "
+        "ends. Writes reports/bisect/<package>-<good>-<bad>/bisect.json and bisect.md. "
+        "Exit status: 0 found, 1 could not conclude, 2 bad input.",
+    )
+    bisect.add_argument("--package", required=True, help="the package whose releases are searched")
+    bisect.add_argument("--good", required=True, metavar="VERSION", help="a release that is good")
+    bisect.add_argument("--bad", required=True, metavar="VERSION", help="a release that is bad")
+    bisect.add_argument(
+        "--find",
+        choices=[f.value for f in Find],
+        default=Find.FIRST_BAD.value,
+        help="first-bad: when it broke (walks from --good to --bad); first-good: when it "
+        "was fixed (walks from --bad to --good); either version order (default: %(default)s)",
+    )
+    bisect.add_argument("--pre", action="store_true", help="include pre-releases")
+    bisect.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports/bisect"),
+        help="where the report folder goes (default: %(default)s)",
+    )
+    _probe_options(bisect)
+
+    check = commands.add_parser(
+        "check",
+        help="one environment, one verdict: exit 0 good, 1 bad, 125 untestable (git bisect run)",
+        description="Build (or reuse) the environment of the pins and run a case or script in "
+        "it. Exit 0 good, 1 bad, 125 untestable (install failure, exit 125, skipped case); "
+        "128 for bad input, which stops git bisect run.",
+    )
+    _probe_options(check)
+
+
+def _index(args: argparse.Namespace) -> IndexSettings | None:
+    if args.wheelhouse is None:
+        return None
+    if not args.wheelhouse.is_dir():
+        raise UserError(f"--wheelhouse {args.wheelhouse}: no such folder")
+    return IndexSettings.offline(str(args.wheelhouse.resolve()))
+
+
+def _probe(args: argparse.Namespace) -> Probe:
+    return Probe(case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout)
+
+
+def run_command(args: argparse.Namespace) -> int | None:
+    """Run ``bisect`` or ``check``; None for any other command."""
+    if args.command == "bisect":
+        return _bisect(args)
+    if args.command == "check":
+        try:
+            return _check(args)
+        except UserError as err:
+            raise CheckInputError(str(err)) from None
+    return None
+
+
+def _bisect(args: argparse.Namespace) -> int:
+    options = BisectOptions(
+        package=args.package,
+        good=args.good,
+        bad=args.bad,
+        probe=_probe(args),
+        pins=unique_pins([parse_pin_option(p) for p in args.pin]),
+        find=Find(args.find),
+        pre=args.pre,
+        wheelhouse=args.wheelhouse,
+        out=args.out,
+        python=args.python,
+        env_dir=args.env_dir,
+        install_timeout=args.install_timeout,
+    )
+    try:
+        _record, code = run_bisect(options)
+    except KeyboardInterrupt:
+        print("repromatrix: interrupted; the steps done are in bisect.json", file=sys.stderr)
+        return 130
+    return code
+
+
+def _check(args: argparse.Namespace) -> int:
+    if not args.pin:
+        raise UserError("check: give the environment with --pin PKG==VER (repeatable)")
+    options = CheckOptions(
+        pins=unique_pins([parse_pin_option(p) for p in args.pin]),
+        probe=_probe(args),
+        index=_index(args) or IndexSettings.from_environment(),
+        python=args.python,
+        env_dir=args.env_dir,
+        install_timeout=args.install_timeout,
+    )
+    return run_check(options, say=lambda line: print(line, file=sys.stderr))

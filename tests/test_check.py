@@ -1,0 +1,208 @@
+"""One verdict: --pin parsing, probe validation, and how a script's exit status or a
+case's outcome becomes good / bad / skip. The environment here is the test's own
+interpreter (it has pytest), so nothing is built."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from repromatrix import check as check_module
+from repromatrix.bisect import Outcome
+from repromatrix.check import (
+    EXIT_CODES,
+    CheckOptions,
+    Probe,
+    check,
+    parse_pin_option,
+    pin_text,
+    unique_pins,
+)
+from repromatrix.environment import Environment, InstallError, Interpreter
+from repromatrix.errors import UserError
+from repromatrix.indexes import IndexSettings
+from repromatrix.pins import PinKind
+
+
+@pytest.mark.parametrize(
+    ("text", "package", "kind", "spec"),
+    [
+        ("torch==2.13.0", "torch", PinKind.EXACT, "2.13.0"),
+        ("Unsloth_Zoo==2025.11.3", "unsloth-zoo", PinKind.EXACT, "2025.11.3"),
+        ("peft>=0.15,<0.18", "peft", PinKind.RANGE, ">=0.15,<0.18"),
+        ("peft ~= 0.15.0", "peft", PinKind.RANGE, "~=0.15.0"),
+        ("transformers==4.5.*", "transformers", PinKind.RANGE, "==4.5.*"),
+        ("torch=system", "torch", PinKind.SYSTEM, "system"),
+        ("trl=latest", "trl", PinKind.LATEST, "latest"),
+        ("unsloth=null", "unsloth", PinKind.ABSENT, ""),
+        (
+            "peft@git+https://github.com/huggingface/peft@main",
+            "peft",
+            PinKind.DIRECT,
+            "git+https://github.com/huggingface/peft@main",
+        ),
+    ],
+)
+def test_pin_options(text: str, package: str, kind: PinKind, spec: str) -> None:
+    pin = parse_pin_option(text)
+    assert (pin.package, pin.kind, pin.spec) == (package, kind, spec)
+    assert parse_pin_option(pin_text(pin)) == pin, "what reports show parses back"
+
+
+@pytest.mark.parametrize("text", ["torch", "==2.0", "torch==", "torch=4.50=x", "torch>>1"])
+def test_bad_pin_options_are_one_line_errors(text: str) -> None:
+    with pytest.raises(UserError) as raised:
+        parse_pin_option(text)
+    assert "--pin" in str(raised.value)
+
+
+def test_a_package_pinned_twice_is_refused() -> None:
+    pins = [parse_pin_option("torch==2.13.0"), parse_pin_option("torch==2.12.0")]
+    with pytest.raises(UserError, match="pinned twice"):
+        unique_pins(pins)
+    assert len(unique_pins([pins[0], pins[0]])) == 1
+
+
+def test_probe_validation(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="one of --case"):
+        Probe()
+    with pytest.raises(UserError, match="no such file"):
+        Probe(script=tmp_path / "missing.py").validated()
+    with pytest.raises(UserError, match="no such folder"):
+        Probe(case="test_x.py::test_y", cases_root=tmp_path / "nope").validated()
+    with pytest.raises(UserError, match=r"no test_x\.py"):
+        Probe(case="test_x.py::test_y", cases_root=tmp_path).validated()
+    (tmp_path / "test_x.py").write_text("def test_y(): pass\n")
+    assert Probe(case="test_x.py::test_y", cases_root=tmp_path).validated().cases_root.is_absolute()
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+@pytest.fixture
+def own_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list:
+    """EnvStore.build replaced by 'the test's interpreter'; returns the builds asked."""
+    asked: list = []
+    env = Environment(
+        root=tmp_path / "env",
+        identity="ab" * 32,
+        python=Path(sys.executable),
+        resolved={"tiny-pkg": "1.0"},
+        system={},
+        reused=True,
+        seconds=0.0,
+        interpreter=Interpreter(sys.executable, "3.11.0", "CPython"),
+    )
+
+    def build(self, request, *, timeout, log=None):
+        asked.append(request)
+        return env
+
+    monkeypatch.setattr(check_module.EnvStore, "build", build)
+    return asked
+
+
+def script_check(tmp_path: Path, body: str, timeout: float = 60.0):
+    script = tmp_path / "repro.py"
+    script.write_text(textwrap.dedent(body))
+    options = CheckOptions(
+        pins=(parse_pin_option("tiny-pkg==1.0"),),
+        probe=Probe(script=script, timeout=timeout).validated(),
+        index=IndexSettings(),
+    )
+    return check(options, workdir=tmp_path / "work", name="1.0")
+
+
+@pytest.mark.parametrize(
+    ("body", "outcome", "detail"),
+    [
+        ("print('fine')", Outcome.GOOD, "exit 0"),
+        ("import sys; sys.exit(1)", Outcome.BAD, "exit 1"),
+        ("raise RuntimeError('backward through the graph a second time')", Outcome.BAD, "exit 1"),
+        ("import sys; sys.exit(125)", Outcome.SKIP, "exit 125: untestable"),
+        ("import sys; sys.exit(3)", Outcome.BAD, "exit 3"),
+        (
+            "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)",
+            Outcome.BAD,
+            "killed by signal 11",
+        ),
+    ],
+)
+def test_script_exit_status_is_the_verdict(
+    tmp_path: Path, own_interpreter: list, body: str, outcome: Outcome, detail: str
+) -> None:
+    observation = script_check(tmp_path, body)
+    assert (observation.outcome, observation.detail) == (outcome, detail)
+    assert (tmp_path / "work" / "1.0.run.log").exists()
+    assert observation.extra["environment"] == "ab" * 8
+    assert own_interpreter[0].pins[0].spec == "1.0"
+
+
+def test_a_script_over_its_time_limit_is_bad(tmp_path: Path, own_interpreter: list) -> None:
+    observation = script_check(tmp_path, "import time; time.sleep(30)", timeout=1.0)
+    assert observation.outcome is Outcome.BAD
+    assert "timed out" in observation.detail
+    assert observation.seconds < 20
+
+
+def test_an_environment_that_cannot_be_built_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def build(self, request, *, timeout, log=None):
+        raise InstallError("resolve", "No solution found: tiny-pkg==1.0 needs torch<2", "uv log")
+
+    monkeypatch.setattr(check_module.EnvStore, "build", build)
+    observation = script_check(tmp_path, "print('never runs')")
+    assert observation.outcome is Outcome.SKIP
+    assert observation.detail.startswith("install-error: resolve: No solution found")
+    assert "uv log" in (tmp_path / "work" / "1.0.install.log").read_text()
+    assert EXIT_CODES[observation.outcome] == 125
+
+
+CASES = """
+import pytest
+
+def test_passes():
+    pass
+
+def test_fails():
+    assert 1 == 2, "the regression"
+
+def test_skips():
+    pytest.skip("needs a GPU")
+
+@pytest.mark.parametrize("mode", ["a", "b"])
+def test_mixed(mode):
+    assert mode == "a"
+"""
+
+
+@pytest.mark.parametrize(
+    ("case", "outcome", "detail"),
+    [
+        ("test_cases.py::test_passes", Outcome.GOOD, "passed"),
+        ("test_cases.py::test_fails", Outcome.BAD, "failed: AssertionError: the regression"),
+        ("test_cases.py::test_skips", Outcome.SKIP, "skipped"),
+        ("test_cases.py::test_mixed", Outcome.BAD, "failed"),  # a failing parametrization
+        ("test_cases.py::test_mixed[a]", Outcome.GOOD, "passed"),
+        # A node this version of the cases does not have: untestable, as in git bisect.
+        ("test_cases.py::test_absent", Outcome.SKIP, "no case matched"),
+    ],
+)
+def test_case_outcome_is_the_verdict(
+    tmp_path: Path, own_interpreter: list, case: str, outcome: Outcome, detail: str
+) -> None:
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "test_cases.py").write_text(CASES)
+    options = CheckOptions(
+        pins=(parse_pin_option("tiny-pkg==1.0"),),
+        probe=Probe(case=case, cases_root=cases, timeout=120).validated(),
+        index=IndexSettings(),
+    )
+    observation = check(options, workdir=tmp_path / "work", name="1.0")
+    assert observation.outcome is outcome
+    assert observation.detail.startswith(detail), observation.detail
