@@ -86,7 +86,7 @@ def bisect(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The harness's own tests (pytest; e2e ones build real torch 2.13.0 CPU cells)."""
     session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "test"))
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "-n", "auto", *session.posargs)
 
 
 @nox.session
