@@ -15,6 +15,7 @@ from pathlib import Path
 from . import __version__
 from .errors import UserError
 from .matrix import load_matrix
+from .reports import rerender
 from .workflow import DEFAULT_TIER, RunOptions, run
 
 
@@ -24,6 +25,22 @@ def _matrix_option(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=Path("matrix.yaml"),
         help="the matrix file (default: %(default)s)",
+    )
+
+
+def _report_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE|DIR",
+        help="a previous results.json (or its folder): passed there and fails now = "
+        "REGRESSED, failed there and passes now = FIXED",
+    )
+    parser.add_argument(
+        "--known-issues",
+        type=Path,
+        metavar="FILE",
+        help="the known-issue registry (default: known_issues.yaml in the cases folder)",
     )
 
 
@@ -87,8 +104,27 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="pytest-xdist workers inside each combination (default: 1)",
     )
+    _report_options(runner)
     runner.add_argument(
         "selection", nargs="*", help="cases to run: pytest node ids or paths relative to cases/"
+    )
+
+    report = commands.add_parser(
+        "report", help="re-render the reports from stored results (runs nothing)"
+    )
+    report.add_argument(
+        "--results",
+        type=Path,
+        default=Path("reports/latest"),
+        help="results directory to render (default: %(default)s)",
+    )
+    _report_options(report)
+    report.add_argument(
+        "--issue",
+        type=int,
+        metavar="N",
+        help="post summary.md as a comment on GitHub issue N with gh "
+        "(prints the gh command when gh is missing or not logged in)",
     )
     return parser
 
@@ -100,6 +136,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list(args)
         if args.command == "run":
             return _run(args)
+        if args.command == "report":
+            return rerender(
+                args.results,
+                baseline=args.baseline,
+                known_issues=args.known_issues,
+                issue=args.issue,
+            )
     except UserError as err:
         print(f"repromatrix: error: {err}", file=sys.stderr)
         return err.exit_code
@@ -146,6 +189,8 @@ def _run(args: argparse.Namespace) -> int:
         mode=args.mode or "fresh",
         reruns=args.reruns,
         workers=args.workers,
+        baseline=args.baseline,
+        known_issues=args.known_issues,
     )
     _results, code = run(options)
     return code

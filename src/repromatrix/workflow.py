@@ -2,7 +2,7 @@
 
 load matrix -> select combinations -> claim the results directory
   -> for each combination: build environment -> run cases -> write its result
-  -> merge results.json -> verdicts -> reports -> exit code
+  -> merge results.json -> verdicts -> reports -> exit code (reports.Reporting)
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from .errors import UserError
 from .indexes import IndexSettings
 from .matrix import Combination, Matrix, load_matrix
 from .redact import redact_env, redact_text
+from .reports import Reporting
+from .reports.environment import HostProbe
 from .results import (
     CaseResult,
     CombinationResult,
@@ -52,6 +54,8 @@ class RunOptions:
     reruns: int = 2
     workers: int = 1
     jobs: int = 1
+    baseline: Path | None = None  # a previous results.json (or its folder) to compare with
+    known_issues: Path | None = None  # default: known_issues.yaml in the cases folder
 
 
 def now() -> str:
@@ -97,6 +101,7 @@ class MatrixRun:
         self.cases_root = (options.cases or matrix.path.parent / "cases").resolve()
         if not self.cases_root.is_dir():
             raise UserError(f"{self.cases_root}: no cases folder")
+        self.host_probe = HostProbe(out.path)  # torch.utils.collect_env, once per run
 
     def run_info(self, started: str) -> RunInfo:
         return RunInfo(
@@ -152,6 +157,7 @@ class MatrixRun:
             index=EnvRequest.for_combination(combo, self.index).index.describe(),
         )
         self.say(f"  environment {'reused' if env.reused else 'built'} in {env.seconds:.1f}s")
+        self.host_probe.collect(env, combo.id)
 
         records = self.out.records_path(combo.id)
         stamp = records.with_suffix(".identity")
@@ -200,6 +206,9 @@ def _case_result(record: CaseRecord) -> CaseResult:
 def run(options: RunOptions, say: Callable[[str], None] = print) -> tuple[Results, int]:
     matrix = load_matrix(options.matrix)
     combos = select(matrix, options)
+    # Registry and baseline are read now: bad input fails before the run, and a
+    # baseline inside the results folder is read before a fresh run moves it aside.
+    reporting = Reporting.for_run(options)
     out = ResultsDir(options.results.resolve())
     with out.claimed(options.mode):  # type: ignore[arg-type]
         runner = MatrixRun(matrix, options, out, say=say)
@@ -217,8 +226,7 @@ def run(options: RunOptions, say: Callable[[str], None] = print) -> tuple[Result
             info.finished = now()
             out.merge(info, order)
         info.finished = now()
-        results = out.merge(info, order)
-    code = 0 if all(c.status in ("passed", "skipped") for c in results.combinations) else 1
+        results, code = reporting.finish(out.merge(info, order), out.path, say)
     return results, code
 
 
