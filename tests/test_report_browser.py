@@ -110,3 +110,31 @@ def test_a_cell_link_opens_its_details_with_the_bisect_command(chromium, page, t
     assert "REGRESSED (failed)" in panel
     assert "nox -s bisect -- --package transformers --good 4.52.4 --bad 4.53.0" in panel
     assert 'class="neighbour"' in dom  # the passing neighbour's row is pointed out
+
+
+def _row_order(dom: str) -> list[tuple[str, bool]]:
+    """(combination id, hidden?) of the grid's rows, in page order."""
+    return [
+        (name, "hidden" in classes)
+        for classes, name in re.findall(
+            r'<tr data-r="\d+" data-verdict="[^"]*"(?: data-problem="")?(?: class="([^"]*)")?>'
+            r'<th class="cid"[^>]*>([^<]+)</th>',
+            dom,
+        )
+    ]
+
+
+def test_filters_and_sort_from_the_link_work(chromium, page, tmp_path):
+    dom = _chromium(
+        chromium, tmp_path / "profile", "--dump-dom", page.as_uri() + "#transformers=4.53.0"
+    )
+    assert "1 of 6 combinations shown" in dom
+    assert [name for name, hidden in _row_order(dom) if not hidden] == ["tf4.53.0"]
+
+    dom = _chromium(chromium, tmp_path / "p2", "--dump-dom", page.as_uri() + "#verdict=REGRESSED")
+    assert [n for n, hidden in _row_order(dom) if not hidden] == ["tf4.53.0", "tf4.56.2"]
+
+    dom = _chromium(chromium, tmp_path / "p3", "--dump-dom", page.as_uri() + "#sort=peft")
+    order = [name for name, _ in _row_order(dom)]
+    assert order.index("flaky") < order.index("tf4.52.4")  # peft 0.15.2 sorts first
+    assert 'class="pkg sorted"' in dom

@@ -9,12 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from reportdata import CASE_A, case, combination, versions
 
 from repromatrix import workflow
 from repromatrix.environment import Environment, Interpreter
 from repromatrix.errors import UserError
 from repromatrix.reports.environment import HostProbe, attach, headline, parse
-from repromatrix.results import Results
+from repromatrix.results import Results, write_json_atomic
 
 MULTI_GPU = """PyTorch version: 2.9.0+cu128
 Is debug build: False
@@ -165,6 +166,25 @@ def test_run_reads_registry_and_baseline_before_running(tmp_path, write_matrix, 
     assert not (tmp_path / "latest").exists()
 
 
+def test_exit_status_counts_the_combinations_run_now(tmp_path, write_matrix, no_gpu):
+    """nox -s <id> updates one combination; a failing one stored earlier does not
+    decide its exit status (the summary still shows everything)."""
+    matrix = write_matrix(GPU_ONLY)
+    (matrix.parent / "cases").mkdir()
+    stale = combination("stale", versions("4.53.0"), [case(CASE_A, "failed")])
+    write_json_atomic(tmp_path / "latest" / "combinations" / "stale.json", stale.model_dump())
+    options = workflow.RunOptions(
+        matrix=matrix, tier="nightly", results=tmp_path / "latest", mode="update"
+    )
+    judged, code = workflow.run(options, say=lambda _: None)
+    assert {c.id: c.verdict for c in judged.combinations} == {
+        "gpu-unsloth": "SKIPPED",
+        "stale": "FAILING",
+    }
+    assert judged.summary.exit_code == 1  # the folder as a whole
+    assert code == 0  # what this run ran
+
+
 def test_run_compares_with_a_baseline_inside_the_folder_it_replaces(tmp_path, write_matrix, no_gpu):
     """--baseline reports/latest with a fresh run into reports/latest: the old results
     are read before the run moves them to latest.previous."""
@@ -175,3 +195,56 @@ def test_run_compares_with_a_baseline_inside_the_folder_it_replaces(tmp_path, wr
     options.baseline = tmp_path / "latest"
     second, _ = workflow.run(options, say=lambda _: None)
     assert second.summary.baseline["run"] == first.run.id
+
+
+# --------------------------------------------------------------------------- a real cell
+
+
+TORCH_ONLY = """\
+schema: 1
+packages: [torch]
+defaults: {device: cpu, torch: "2.13.0"}
+tiers:
+  smoke:
+    - id: torch-only
+"""
+CASES = """\
+import torch
+
+
+def test_tensor_sums():
+    assert torch.ones(3).sum().item() == 3
+
+
+def test_planted_failure():
+    raise RuntimeError("Trying to backward through the graph a second time")
+"""
+
+
+@pytest.mark.e2e
+def test_real_run_records_collect_env_and_renders_every_report(
+    tmp_path, write_matrix, shared_env_store, monkeypatch
+):
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    matrix = write_matrix(TORCH_ONLY)
+    (matrix.parent / "cases").mkdir()
+    (matrix.parent / "cases" / "test_one.py").write_text(CASES)
+    options = workflow.RunOptions(
+        matrix=matrix, results=tmp_path / "latest", env_dir=shared_env_store, reruns=1
+    )
+    judged, code = workflow.run(options, say=lambda _: None)
+    assert code == 1
+    assert judged.find("torch-only").verdict == "FAILING"
+    collected = judged.run.host["collect_env"]
+    assert collected["combination"] == "torch-only"
+    assert collected["fields"]["PyTorch version"].startswith("2.13.0")
+    assert "Python version" in collected["fields"]
+    assert str(shared_env_store) not in collected["text"]
+
+    summary = (tmp_path / "latest" / "summary.md").read_text()
+    assert "**torch** 2.13.0" in summary
+    assert "Repro: `nox -s torch-only -- test_one.py::test_planted_failure`" in summary
+    assert "Attempts (fresh interpreters): failed, failed" in summary
+    stored = json.loads((tmp_path / "latest" / "results.json").read_text())
+    assert stored["run"]["host"]["collect_env"]["fields"] == collected["fields"]
+    assert stored["combinations"][0]["cases"][1]["status"] == "failed"

@@ -361,3 +361,17 @@ def test_one_regressed_case_outranks_other_failures_in_the_verdict():
     )
     assert verdicts(judged) == {"tf4.52": "FAILING", "tf4.53": "REGRESSED"}
     assert judged.find("tf4.53").verdict_reason.startswith(CASE_A)
+
+
+def test_a_baseline_regression_is_not_labelled_with_a_newer_neighbours_fix():
+    before = results(combination("old", versions("4.52.4"), [case(CASE_A, "passed")]))
+    now = results(
+        combination("old", versions("4.52.4"), [case(CASE_A, "failed")]),
+        combination("new", versions("4.53.0"), [case(CASE_A, "passed")]),
+    )
+    judged = judge(now, baseline=before)
+    [change] = judged.regressions
+    assert change.source == "baseline"
+    assert change.transition is None  # the only transition is a 'fixed' one
+    assert "same versions as then" in change.text
+    assert judged.find("old").cases[0].transitions[0].direction == "fixed"  # still recorded

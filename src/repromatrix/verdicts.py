@@ -119,8 +119,9 @@ def judge(
             _apply_known_issue(combination, case, registry)
 
     neighbours = Neighbours(results.combinations)
+    before = {c.id: c for c in baseline.combinations} if baseline is not None else {}
     for combination in results.combinations:
-        previous = baseline.find(combination.id) if baseline is not None else None
+        previous = before.get(combination.id)
         for case in combination.cases:
             _compare_with_baseline(case, previous, has_baseline=baseline is not None)
             transitions: list[Transition] = []
@@ -132,7 +133,7 @@ def judge(
             case.transitions = transitions
         combination.verdict, combination.verdict_reason = _verdict(combination)
 
-    results.regressions, results.fixed = _changes(results, baseline)
+    results.regressions, results.fixed = _changes(results, baseline, before)
     results.summary = Summary(
         verdicts=_ordered_counts((c.verdict or "" for c in results.combinations), VERDICTS),
         statuses=_ordered_counts(
@@ -528,7 +529,9 @@ def _verdict(combination: CombinationResult) -> tuple[str, str]:
     return "PASS", ", ".join(parts)
 
 
-def _changes(results: Results, baseline: Results | None) -> tuple[list[Change], list[Change]]:
+def _changes(
+    results: Results, baseline: Results | None, before: dict[str, CombinationResult]
+) -> tuple[list[Change], list[Change]]:
     regressions: list[Change] = []
     fixed: list[Change] = []
     since = f"baseline run {baseline.run.id}" if baseline is not None else "the baseline run"
@@ -536,13 +539,15 @@ def _changes(results: Results, baseline: Results | None) -> tuple[list[Change], 
         for case in combination.cases:
             repro = case_repro(combination, case.id)
             if is_regression(case):
-                step = case.transitions[0] if case.transitions else None
+                # the step that explains it: the moved pin, or the nearest older neighbour
+                # that passes (a newer one that passes explains nothing here)
+                step = next((t for t in case.transitions if t.direction == "regressed"), None)
                 if case.change == "regressed":
                     text = f"passed in {since}, {case.status} now"
                     if step is not None and step.source == "baseline":
                         text += f"; {step.text}"
                     elif baseline is not None:
-                        text += _moved_text(combination, baseline.find(combination.id))
+                        text += _moved_text(combination, before.get(combination.id))
                     source = "baseline"
                 else:
                     text = f"{step.text}; passes in {step.good_combination}" if step else ""

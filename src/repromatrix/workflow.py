@@ -226,7 +226,8 @@ def run(options: RunOptions, say: Callable[[str], None] = print) -> tuple[Result
             info.finished = now()
             out.merge(info, order)
         info.finished = now()
-        results, code = reporting.finish(out.merge(info, order), out.path, say)
+        merged = out.merge(info, order)
+        results, code = reporting.finish(merged, out.path, say, ran=[c.id for c in combos])
     return results, code
 
 

@@ -14,7 +14,7 @@ folder alone (``repromatrix report``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,9 +23,9 @@ from ..errors import UserError
 from ..knownissues import FILE_NAME as KNOWN_ISSUES_FILE
 from ..knownissues import Registry, load_registry
 from ..results import Results, load_results, write_text_atomic
-from ..verdicts import judge
+from ..verdicts import UNEXPECTED, judge
 from . import environment, github, html, junit, markdown, results_json
-from .view import REPORT_FILES, VERDICT_RANK, View, report_location
+from .view import REPORT_FILES, VERDICT_RANK, View
 
 if TYPE_CHECKING:
     from ..workflow import RunOptions
@@ -70,11 +70,23 @@ class Reporting:
             baseline=options.baseline,
         )
 
-    def finish(self, results: Results, folder: Path, say: Say = print) -> tuple[Results, int]:
+    def finish(
+        self,
+        results: Results,
+        folder: Path,
+        say: Say = print,
+        ran: Iterable[str] | None = None,
+    ) -> tuple[Results, int]:
         """At the end of a run: the environment block the run collected, verdicts,
-        every report. Returns the judged results and the run's exit status."""
+        every report. Returns the judged results and the run's exit status, which
+        counts only the combinations in ``ran`` when given (``nox -s <id>`` updates
+        one combination in a folder that holds others)."""
         environment.attach(results, folder)
-        return self.render(results, folder, say)
+        judged, code = self.render(results, folder, say)
+        if ran is not None:
+            wanted = set(ran)
+            code = int(any(c.verdict in UNEXPECTED for c in judged.combinations if c.id in wanted))
+        return judged, code
 
     def render(self, results: Results, folder: Path, say: Say = print) -> tuple[Results, int]:
         judge(results, self.registry, self.baseline, baseline_name=self.baseline_name)
@@ -157,7 +169,15 @@ def _tell(results: Results, folder: Path, say: Say) -> None:
         if step and step.bisect and step.bisect not in seen and len(seen) < MAX_LINES_SHOWN:
             seen.add(step.bisect)
             say(f"  bisect: {step.bisect}")
-    say(f"reports: {report_location(folder)} ({', '.join(REPORT_FILES)})")
+    say(f"reports in {_terminal_path(folder)}: {', '.join(REPORT_FILES)}")
+
+
+def _terminal_path(path: Path) -> str:
+    """For this terminal only: relative when inside the working directory."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve())) or "."
+    except ValueError:
+        return str(path)
 
 
 def _shown(path: Path) -> str:

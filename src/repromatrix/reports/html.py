@@ -5,7 +5,8 @@ version columns between them: a version that differs from the row above is
 highlighted, so the row where a colour changes shows which package moved. Hover
 a cell for its error, click it for the message, traceback, repro and bisect
 commands. Filters by package version and verdict; click a package's header to
-sort by it. No external asset: inline CSS and JS, data embedded as JSON.
+sort by it; the URL's #fragment sets filters, sort or the open cell, so a view can be
+linked. No external asset: inline CSS and JS, data embedded as JSON.
 """
 
 from __future__ import annotations
@@ -161,7 +162,10 @@ def _regressions(view: View) -> str:
             f'<span class="muted">in {_e(where)}</span>{command}</li>'
         )
     more = f"<li>… {len(seen) - 200} more in results.json</li>" if len(seen) > 200 else ""
-    return f'<section class="regressions"><h2>Regressions</h2><ul>{"".join(items)}{more}</ul></section>\n'
+    return (
+        f'<details class="regressions" open><summary><h2>Regressions ({len(seen)})</h2>'
+        f'</summary><ul>{"".join(items)}{more}</ul></details>\n'
+    )
 
 
 def _version_key(text: str) -> tuple:
@@ -349,7 +353,9 @@ header{display:flex;flex-wrap:wrap;align-items:center;gap:6px}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,"DejaVu Sans Mono",monospace;
 background:#f6f8fa;padding:1px 4px;border-radius:4px}
 code.cmd{display:inline-block;margin-top:2px;user-select:all}
-.regressions ul{margin:0;padding-left:18px}.regressions li{margin:3px 0}
+.regressions summary{cursor:pointer}.regressions summary h2{display:inline}
+.regressions ul{margin:0;padding-left:18px;max-height:24vh;overflow:auto}
+.regressions li{margin:3px 0}
 .controls{display:flex;flex-wrap:wrap;gap:10px;align-items:center;margin:10px 0;
 padding:8px;background:#f6f8fa;border-radius:6px}
 .controls select,.controls input{font:inherit;max-width:16em}
@@ -564,14 +570,36 @@ SCRIPT = r"""
     el.addEventListener("input", applyFilters);
     el.addEventListener("change", applyFilters);
   });
-  markChanges();
-  // index.html#ROW:COL opens that cell's details (a link to paste in an issue).
-  var wanted = /^#(\d+):(\d+)$/.exec(location.hash);
-  if (wanted) {
-    var tr = rows.filter(function (r) { return r.dataset.r === wanted[1]; })[0];
-    var td = tr && tr.querySelector("td.c[data-c='" + wanted[2] + "']");
-    if (td) showCell(td);
+  // Links into the report: index.html#ROW:COL opens a cell's details;
+  // #verdict=V&PACKAGE=VERSION&problems=1&case=TEXT&sort=PACKAGE sets the controls.
+  function fromHash() {
+    var hash = decodeURIComponent(location.hash.slice(1));
+    var cell = /^(\d+):(\d+)$/.exec(hash);
+    if (cell) {
+      var tr = rows.filter(function (r) { return r.dataset.r === cell[1]; })[0];
+      var td = tr && tr.querySelector("td.c[data-c='" + cell[2] + "']");
+      if (td) showCell(td);
+      return;
+    }
+    var sort = null;
+    hash.split("&").forEach(function (pair) {
+      var at = pair.indexOf("="), key = pair.slice(0, at), value = pair.slice(at + 1);
+      if (at < 0) return;
+      if (key === "verdict") document.querySelector("select[data-filter=verdict]").value = value;
+      else if (key === "problems") document.getElementById("problems").checked = value === "1";
+      else if (key === "case") document.getElementById("casefilter").value = value;
+      else if (key === "sort") sort = data.packages.indexOf(value);
+      else {
+        var column = data.packages.indexOf(key);
+        var select = document.querySelector("select[data-filter=pkg][data-col='" + column + "']");
+        if (select) select.value = value;
+      }
+    });
+    if (sort !== null && sort >= 0) sortBy(sort);
+    applyFilters();
   }
+  markChanges();
+  fromHash();
   document.body.dataset.ready = "1";
 })();
 """
