@@ -17,7 +17,13 @@ from repromatrix import cli
 from repromatrix.errors import UserError
 from repromatrix.knownissues import parse_registry
 from repromatrix.reports import Reporting, github, markdown, rerender
-from repromatrix.results import CaseResult, CombinationResult, load_results, write_json_atomic
+from repromatrix.results import (
+    CaseResult,
+    CombinationResult,
+    ResultsDir,
+    load_results,
+    write_json_atomic,
+)
 
 LINK = "https://github.com/huggingface/transformers/issues/40000"
 REGISTRY = parse_registry(
@@ -390,6 +396,16 @@ def test_report_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, 
     assert cli.main(full) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and expected in err and "Traceback" not in err
+
+
+def test_report_waits_for_no_run_it_refuses_while_one_writes(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    folder = _stored_run(tmp_path)
+    before = (folder / "results.json").read_text()
+    with ResultsDir(folder).claimed("update"):  # a run holding the folder
+        assert cli.main(["report", "--results", str(folder)]) == 2
+    assert "another run is writing here" in capsys.readouterr().err
+    assert (folder / "results.json").read_text() == before
 
 
 def test_report_reads_an_older_file_without_outcome_fields(tmp_path, monkeypatch, nothing_runs):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ..errors import UserError
 from ..knownissues import FILE_NAME as KNOWN_ISSUES_FILE
 from ..knownissues import Registry, load_registry
-from ..results import Results, load_results, write_text_atomic
+from ..results import Results, ResultsDir, load_results, write_text_atomic
 from ..verdicts import UNEXPECTED, judge
 from . import environment, github, html, junit, markdown, results_json
 from .view import REPORT_FILES, VERDICT_RANK, View
@@ -139,8 +139,10 @@ def rerender(
         baseline=baseline,
         issue=issue,
     )
-    results = load_results(folder)
-    _results, code = reporting.render(results, folder, say)
+    # The run's lock: a run still writing this folder gets a clear error, not a race.
+    with ResultsDir(folder).claimed("update"):
+        results = load_results(folder)
+        _results, code = reporting.render(results, folder, say)
     return code
 
 
