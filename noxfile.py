@@ -14,6 +14,8 @@
     nox -s <combination id> [-- CASE] run one combination (nox -l lists them, tagged by tier)
     nox -s bisect -- --package P --good V1 --bad V2 (--case ID | --script F.py) [--pin PKG==VER]
                                       the release of P where the case / script changed outcome
+    nox -s report [-- --results DIR --baseline FILE --issue N]
+                                      re-render reports from stored results (runs nothing)
     nox -s tests                      the harness's own tests
     nox -s lint                       ruff
 
@@ -61,6 +63,13 @@ def harness(session: nox.Session, *args: str) -> None:
 def matrix(session: nox.Session) -> None:
     """Run a tier of the matrix (default: smoke): nox -s matrix -- [--tier T] [--matrix F]."""
     harness(session, "run", *session.posargs)
+
+
+@nox.session(python=False)
+def report(session: nox.Session) -> None:
+    """Re-render reports/latest/ from its results (runs nothing):
+    nox -s report -- [--results DIR] [--baseline FILE] [--issue N] [--known-issues FILE]."""
+    harness(session, "report", *session.posargs)
 
 
 def _combination_session(combination_id: str, tier: str, tags: tuple[str, ...]) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from . import __version__, cli_bisect, cli_nightly
 from .errors import UserError
 from .matrix import load_matrix
+from .reports import rerender
 from .workflow import DEFAULT_TIER, RunOptions, run
 
 
@@ -24,6 +25,22 @@ def _matrix_option(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=Path("matrix.yaml"),
         help="the matrix file (default: %(default)s)",
+    )
+
+
+def _report_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE|DIR",
+        help="a previous results.json (or its folder): passed there and fails now = "
+        "REGRESSED, failed there and passes now = FIXED",
+    )
+    parser.add_argument(
+        "--known-issues",
+        type=Path,
+        metavar="FILE",
+        help="the known-issue registry (default: known_issues.yaml in the cases folder)",
     )
 
 
@@ -93,8 +110,27 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="pytest-xdist workers inside each combination (default: 1)",
     )
+    _report_options(runner)
     runner.add_argument(
         "selection", nargs="*", help="cases to run: pytest node ids or paths relative to cases/"
+    )
+
+    report = commands.add_parser(
+        "report", help="re-render the reports from stored results (runs nothing)"
+    )
+    report.add_argument(
+        "--results",
+        type=Path,
+        default=Path("reports/latest"),
+        help="results directory to render (default: %(default)s)",
+    )
+    _report_options(report)
+    report.add_argument(
+        "--issue",
+        type=int,
+        metavar="N",
+        help="post summary.md as a comment on GitHub issue N with gh "
+        "(prints the gh command when gh is missing or not logged in)",
     )
     cli_bisect.add_commands(commands)  # bisect, check
     cli_nightly.add_commands(commands)  # ci-matrix, merge, triage
@@ -108,6 +144,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list(args)
         if args.command == "run":
             return _run(args)
+        if args.command == "report":
+            return rerender(
+                args.results,
+                baseline=args.baseline,
+                known_issues=args.known_issues,
+                issue=args.issue,
+            )
         for commands in (cli_bisect, cli_nightly):
             if (code := commands.run_command(args)) is not None:
                 return code
@@ -158,6 +201,8 @@ def _run(args: argparse.Namespace) -> int:
         reruns=args.reruns,
         workers=args.workers,
         jobs=args.jobs,
+        baseline=args.baseline,
+        known_issues=args.known_issues,
     )
     _results, code = run(options)
     return code

@@ -14,22 +14,24 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 MASK = "***"
 
 SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
-URL_CREDENTIALS = re.compile(
-    r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<cred>[^/@\s:]+(?::[^/@\s]*)?)@"
-)
+# Matched from the literal '://' (fast to find); the scheme before it is kept as is.
+URL_CREDENTIALS = re.compile(r"://(?P<cred>[^/@\s:]+(?::[^/@\s]*)?)@")
+# A token starts at a word boundary: the first letter is matched before the boundary is
+# checked (a lookbehind), so the scan skips every position that cannot start a token.
 TOKEN_SHAPES = re.compile(
-    r"\b(?:hf_[A-Za-z0-9]{16,}"
-    r"|gh[pousr]_[A-Za-z0-9]{20,}"
-    r"|github_pat_[A-Za-z0-9_]{20,}"
-    r"|glpat-[A-Za-z0-9_-]{20,}"
-    r"|AKIA[0-9A-Z]{16}"
-    r"|xox[abpr]-[A-Za-z0-9-]{10,})\b"
+    r"[hgAx](?<=\b[hgAx])"
+    r"(?:f_[A-Za-z0-9]{16,}"  # hf_
+    r"|h[pousr]_[A-Za-z0-9]{20,}"  # ghp_ gho_ ghu_ ghs_ ghr_
+    r"|ithub_pat_[A-Za-z0-9_]{20,}"  # github_pat_
+    r"|lpat-[A-Za-z0-9_-]{20,}"  # glpat-
+    r"|KIA[0-9A-Z]{16}"  # AKIA
+    r"|ox[abpr]-[A-Za-z0-9-]{10,})\b"  # xoxb- ...
 )
 # Short values ("1", "true") would blank out unrelated text; real secrets are longer.
 MIN_SECRET_LENGTH = 6
@@ -52,10 +54,20 @@ def _values_pattern(values: tuple[str, ...]) -> re.Pattern[str] | None:
 
 
 def redact_text(text: str, environ: Mapping[str, str] | None = None) -> str:
+    return _scrub(text, _values_pattern(tuple(secret_values(environ))))
+
+
+def redactor(environ: Mapping[str, str] | None = None) -> Callable[[str], str]:
+    """redact_text with the environment's secrets read once: for callers that redact
+    thousands of strings (a report of a large matrix)."""
     pattern = _values_pattern(tuple(secret_values(environ)))
-    if pattern is not None:
-        text = pattern.sub(MASK, text)
-    text = URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}{MASK}@", text)
+    return lambda text: _scrub(text, pattern)
+
+
+def _scrub(text: str, values: re.Pattern[str] | None) -> str:
+    if values is not None:
+        text = values.sub(MASK, text)
+    text = URL_CREDENTIALS.sub(f"://{MASK}@", text)
     return TOKEN_SHAPES.sub(MASK, text)
 
 
@@ -67,12 +79,16 @@ def redact_env(environ: Mapping[str, str]) -> dict[str, str]:
 
 def redact(obj: Any, environ: Mapping[str, str] | None = None) -> Any:
     """Redact every string inside a JSON-like structure."""
+    return _redact_all(obj, redactor(environ))
+
+
+def _redact_all(obj: Any, scrub: Callable[[str], str]) -> Any:
     if isinstance(obj, str):
-        return redact_text(obj, environ)
+        return scrub(obj)
     if isinstance(obj, Mapping):
-        return {k: redact(v, environ) for k, v in obj.items()}
+        return {k: _redact_all(v, scrub) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [redact(v, environ) for v in obj]
+        return [_redact_all(v, scrub) for v in obj]
     return obj
 
 

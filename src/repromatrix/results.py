@@ -12,7 +12,16 @@ results.json (schema 1)::
 
     {"schema": 1, "run": {...metadata},
      "combinations": [{"id", "tier", "requested": {pkg: spec}, "resolved": {pkg: version},
-                       "status", "cases": [{"id", "status", "seconds", "message", ...}]}]}
+                       "status", "verdict", "verdict_reason",
+                       "cases": [{"id", "status", "outcome", "seconds", "message",
+                                  "known_issue", "change", "transitions", ...}]}],
+     "summary": {"verdicts": {...}, "statuses": {...}, "exit_code", "baseline", ...},
+     "regressions": [{"combination", "case", "source", "text", "transition", "repro"}],
+     "fixed": [...same shape...]}
+
+The verdict fields (a case's status, known_issue, change, transitions; a
+combination's verdict; summary, regressions, fixed) are written by verdicts.py
+from the raw outcomes, and rewritten whenever the reports are re-rendered.
 
 Other tools read these names: fields are added, never renamed. Readers ignore
 fields they do not know, and keep them when they rewrite a file.
@@ -46,6 +55,23 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
+class Transition(_Model):
+    """One package's version step between a pass and a failure of the same case, all
+    other packages equal: a neighbour in the same run, or the same combination in
+    the baseline run. ``bisect`` is the command that finds the culprit release."""
+
+    direction: str  # regressed (the older version passes) | fixed (the newer one passes)
+    package: str
+    good: str  # the version where the case passes
+    bad: str  # the version where it fails
+    held: dict[str, str] = {}  # the other packages, as resolved (bisect pins them)
+    source: str = "neighbour"  # neighbour | baseline
+    good_combination: str = ""
+    bad_combination: str = ""
+    text: str = ""  # "regressed between transformers 4.52.4 and 4.53.0 (torch 2.13.0, ...)"
+    bisect: str = ""
+
+
 class CaseResult(_Model):
     id: str
     status: str  # after verdicts: an outcome, or known-broken / possibly-fixed
@@ -56,6 +82,10 @@ class CaseResult(_Model):
     traceback: str = ""
     attempts: list[str] = []
     known_issue: dict[str, Any] | None = None
+    # Against the baseline run: regressed | fixed | still-failing | new; None without one.
+    change: str | None = None
+    baseline_status: str | None = None
+    transitions: list[Transition] = []  # nearest first; the first is the one reported
 
 
 class EnvironmentInfo(_Model):
@@ -85,6 +115,7 @@ class CombinationResult(_Model):
     repro: str = ""  # one-line command that reruns this combination
     verdict: str | None = None
     visible_devices: str | None = None  # CUDA_VISIBLE_DEVICES its cases saw (--jobs N)
+    verdict_reason: str = ""
 
 
 class RunInfo(_Model):
@@ -100,10 +131,32 @@ class RunInfo(_Model):
     host: dict[str, Any] = {}
 
 
+class Change(_Model):
+    """A case that changed state: a regression (or a fix) worth a line in a report."""
+
+    combination: str
+    case: str
+    source: str  # baseline | neighbour | known-issue
+    text: str
+    transition: Transition | None = None
+    repro: str = ""
+
+
+class Summary(_Model):
+    verdicts: dict[str, int] = {}
+    statuses: dict[str, int] = {}
+    exit_code: int = 0
+    baseline: dict[str, Any] | None = None  # which run the baseline was (id, started)
+    known_issues: str | None = None  # the registry file that was applied
+
+
 class Results(_Model):
     schema_: Literal[1] = Field(default=SCHEMA_VERSION, alias="schema")
     run: RunInfo = Field(default_factory=RunInfo)
     combinations: list[CombinationResult] = []
+    summary: Summary | None = None
+    regressions: list[Change] = []
+    fixed: list[Change] = []
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)

@@ -3,7 +3,7 @@
 load matrix -> select combinations -> claim the results directory
   -> for each combination (--jobs N of them at once, scheduler.py):
        build environment -> run cases -> write its result -> merge results.json
-  -> verdicts -> reports -> exit code
+  -> verdicts -> reports -> exit code (reports.Reporting)
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from .errors import UserError
 from .indexes import IndexSettings
 from .matrix import Combination, Matrix, load_matrix
 from .redact import portable_argv, redact_env, redact_text
+from .reports import Reporting
+from .reports.environment import HostProbe
 from .results import (
     CaseResult,
     CombinationResult,
@@ -53,6 +55,8 @@ class RunOptions:
     reruns: int = 2
     workers: int = 1
     jobs: int = 1
+    baseline: Path | None = None  # a previous results.json (or its folder) to compare with
+    known_issues: Path | None = None  # default: known_issues.yaml in the cases folder
 
 
 def now() -> str:
@@ -98,6 +102,7 @@ class MatrixRun:
         self.cases_root = (options.cases or matrix.path.parent / "cases").resolve()
         if not self.cases_root.is_dir():
             raise UserError(f"{self.cases_root}: no cases folder")
+        self.host_probe = HostProbe(out.path)  # torch.utils.collect_env, once per run
 
     def run_info(self, started: str) -> RunInfo:
         return RunInfo(
@@ -164,6 +169,7 @@ class MatrixRun:
             index=EnvRequest.for_combination(combo, self.index).index.describe(),
         )
         say(f"  environment {'reused' if env.reused else 'built'} in {env.seconds:.1f}s")
+        self.host_probe.collect(env, combo.id)
 
         records = self.out.records_path(combo.id)
         stamp = records.with_suffix(".identity")
@@ -216,6 +222,9 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
     rich display on stdout, or as plain lines to ``say`` when one is given."""
     matrix = load_matrix(options.matrix, cases=options.cases)
     combos = select(matrix, options)
+    # Registry and baseline are read now: bad input fails before the run, and a
+    # baseline inside the results folder is read before a fresh run moves it aside.
+    reporting = Reporting.for_run(options)
     display: scheduler.Display = (
         scheduler.PlainDisplay(say) if say is not None else scheduler.RichDisplay()
     )
@@ -254,8 +263,8 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
 
         schedule.run(todo, one, merged)
         info.finished = now()
-        results = out.merge(info, order)
-    code = 0 if all(c.status in ("passed", "skipped") for c in results.combinations) else 1
+        final = out.merge(info, order)
+        results, code = reporting.finish(final, out.path, display.line, ran=[c.id for c in combos])
     return results, code
 
 

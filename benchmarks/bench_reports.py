@@ -1,0 +1,189 @@
+"""Rendering every report for a large matrix: 500 combinations x 10 cases.
+
+    PYTHONPATH=src python benchmarks/bench_reports.py [--combinations 500] [--cases 10]
+
+Synthetic stored results (built with the results models, nothing runs): a ladder of
+transformers releases x peft x torch, about one failure in six with a 3 kB message
+and a 60-line traceback, known-broken ranges, flaky and skipped cases, a few install
+errors, and a baseline run to compare with. Times judging (verdicts, both baselines)
+and each output separately, best of --repeat runs; writes the figures to
+benchmarks/results/reports.json.
+
+Goal: everything < 2 s; summary.md <= 65,536 characters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from repromatrix.knownissues import parse_registry  # noqa: E402
+from repromatrix.reports import html, junit, markdown, results_json  # noqa: E402
+from repromatrix.reports.view import View  # noqa: E402
+from repromatrix.results import (  # noqa: E402
+    CaseResult,
+    CombinationResult,
+    EnvironmentInfo,
+    Results,
+    RunInfo,
+    combination_status,
+    write_text_atomic,
+)
+from repromatrix.verdicts import judge  # noqa: E402
+
+GOAL_SECONDS = 2.0
+TRACEBACK = "\n".join(
+    f'  File "<env>/lib/python3.11/site-packages/transformers/module_{i}.py", line {i * 7}, '
+    f"in forward\n    hidden = self.layer_{i}(hidden)"
+    for i in range(30)
+)
+
+
+def synthetic(combinations: int, cases: int, *, run_id: str, shift: int = 0) -> Results:
+    """A deterministic matrix; ``shift`` moves where failures start (a later run)."""
+    case_ids = [f"test_area{j}.py::test_behaviour_{j}[variant{j % 3}]" for j in range(cases)]
+    out = []
+    for i in range(combinations):
+        transformers = f"4.{40 + (i // 10) % 50}.{i % 3}"
+        peft = f"0.{13 + i % 5}.0"
+        torch = "2.13.0" if i % 2 == 0 else "2.12.1"
+        requested = {"torch": torch, "transformers": transformers, "peft": peft}
+        if i % 97 == 13:
+            out.append(
+                CombinationResult(
+                    id=f"c{i:04d}",
+                    tier="nightly",
+                    requested=requested,
+                    status="install-error",
+                    message="resolve: No solution found when resolving dependencies: " + "x" * 400,
+                    repro=f"nox -s c{i:04d}",
+                )
+            )
+            continue
+        results = []
+        for j, case_id in enumerate(case_ids):
+            broken = (i // 10 + j + shift) % 6 == 0
+            if j == cases - 1:
+                outcome = "skipped"
+            elif broken and (i + j) % 11 == 0:
+                outcome = "flaky"
+            elif broken:
+                outcome = ("failed", "error", "crashed", "timed-out")[(i + j) % 4]
+            else:
+                outcome = "passed"
+            failing = outcome in ("failed", "error", "crashed", "timed-out")
+            results.append(
+                CaseResult(
+                    id=case_id,
+                    status=outcome,
+                    outcome=outcome,
+                    seconds=1.5,
+                    message=("RuntimeError: " + "m" * 3000) if failing else "",
+                    error_type="RuntimeError" if failing else None,
+                    traceback=TRACEBACK if failing else "",
+                    attempts=[outcome] * (3 if failing else 1),
+                )
+            )
+        out.append(
+            CombinationResult(
+                id=f"c{i:04d}",
+                tier="nightly",
+                requested=requested,
+                resolved={**requested, "numpy": "2.4.6", "tokenizers": f"0.2{i % 3}.0"},
+                status=combination_status(results),
+                cases=results,
+                environment=EnvironmentInfo(python="3.11.7"),
+                repro=f"nox -s c{i:04d}",
+            )
+        )
+    return Results(run=RunInfo(id=run_id, started="2026-11-22T00:00:00+00:00"), combinations=out)
+
+
+def bench(combinations: int, cases: int, repeat: int) -> dict:
+    registry = parse_registry(
+        [
+            {
+                "case": "test_area1.py::*",
+                "when": {"transformers": ">=4.60,<4.70"},
+                "link": "https://github.com/huggingface/transformers/issues/1",
+            }
+        ],
+        "known_issues.yaml",
+    )
+    baseline = synthetic(combinations, cases, run_id="yesterday", shift=1)
+    best: dict[str, float] = {}
+    sizes: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder)
+        for _ in range(repeat):
+            stored = synthetic(combinations, cases, run_id="today")
+            timings = {}
+            clock = time.perf_counter()
+            judge(stored, registry, baseline)
+            timings["verdicts"] = time.perf_counter() - clock
+            clock = time.perf_counter()
+            view = View.of(stored, out)
+            results_json.write(stored, out)
+            timings["results.json"] = time.perf_counter() - clock
+            for name, render in (
+                ("junit.xml", junit.render),
+                ("summary.md", markdown.render),
+                ("index.html", html.render),
+            ):
+                clock = time.perf_counter()
+                text = render(view)
+                write_text_atomic(out / name, text)
+                timings[name] = time.perf_counter() - clock
+                sizes[name] = len(text)
+            sizes["results.json"] = (out / "results.json").stat().st_size
+            timings["total"] = sum(timings.values())
+            for key, value in timings.items():
+                best[key] = min(best.get(key, value), value)
+        summary = stored.summary
+    return {
+        "combinations": combinations,
+        "cases": cases,
+        "repeat": repeat,
+        "seconds": {k: round(v, 3) for k, v in best.items()},
+        "goal_seconds": GOAL_SECONDS,
+        "within_goal": best["total"] < GOAL_SECONDS,
+        "summary_md_chars": sizes["summary.md"],
+        "summary_md_limit": markdown.MAX_CHARS,
+        "sizes": sizes,
+        "verdicts": summary.verdicts if summary else {},
+        "host": {
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+        },
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--combinations", type=int, default=500)
+    parser.add_argument("--cases", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks" / "results" / "reports.json"
+    )
+    args = parser.parse_args()
+    figures = bench(args.combinations, args.cases, args.repeat)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(figures, indent=2) + "\n")
+    print(json.dumps(figures, indent=2))
+    ok = figures["within_goal"] and figures["summary_md_chars"] <= figures["summary_md_limit"]
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

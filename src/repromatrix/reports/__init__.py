@@ -1,0 +1,191 @@
+"""Reports, rendered only from stored results: nothing here runs a case.
+
+    results.json   the results with verdict fields (results_json.py)
+    junit.xml      one testsuite per combination (junit.py)
+    summary.md     for a GitHub issue / the CI step summary, <= 65,536 chars (markdown.py)
+    index.html     the grid, self-contained (html.py)
+
+``Reporting.prepare`` reads the known-issue registry and the baseline before a run
+starts (bad input fails in one line before an hour of work; and a baseline inside
+the results folder is read before a fresh run moves it aside); ``finish`` judges
+the results and writes every report. ``rerender`` does the same from a results
+folder alone (``repromatrix report``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import UserError
+from ..knownissues import FILE_NAME as KNOWN_ISSUES_FILE
+from ..knownissues import Registry, load_registry
+from ..results import Results, ResultsDir, load_results, write_text_atomic
+from ..verdicts import UNEXPECTED, judge
+from . import environment, github, html, junit, markdown, results_json
+from .view import REPORT_FILES, VERDICT_RANK, View
+
+if TYPE_CHECKING:
+    from ..workflow import RunOptions
+
+Say = Callable[[str], None]
+MAX_LINES_SHOWN = 20
+
+
+@dataclass
+class Reporting:
+    registry: Registry
+    baseline: Results | None = None
+    baseline_name: str | None = None
+    issue: int | None = None
+
+    @classmethod
+    def prepare(
+        cls,
+        *,
+        known_issues: Path | None,
+        known_issues_required: bool = True,
+        baseline: Path | None = None,
+        issue: int | None = None,
+    ) -> Reporting:
+        registry = load_registry(known_issues, required=known_issues_required)
+        previous = load_results(baseline) if baseline is not None else None
+        return cls(
+            registry=registry,
+            baseline=previous,
+            baseline_name=_shown(baseline) if baseline is not None else None,
+            issue=issue,
+        )
+
+    @classmethod
+    def for_run(cls, options: RunOptions) -> Reporting:
+        """The registry beside the cases (cases/known_issues.yaml, optional unless
+        --known-issues names one) and --baseline."""
+        cases = options.cases or options.matrix.parent / "cases"
+        return cls.prepare(
+            known_issues=options.known_issues or cases / KNOWN_ISSUES_FILE,
+            known_issues_required=options.known_issues is not None,
+            baseline=options.baseline,
+        )
+
+    def finish(
+        self,
+        results: Results,
+        folder: Path,
+        say: Say = print,
+        ran: Iterable[str] | None = None,
+    ) -> tuple[Results, int]:
+        """At the end of a run: the environment block the run collected, verdicts,
+        every report. Returns the judged results and the run's exit status, which
+        counts only the combinations in ``ran`` when given (``nox -s <id>`` updates
+        one combination in a folder that holds others)."""
+        environment.attach(results, folder)
+        judged, code = self.render(results, folder, say)
+        if ran is not None:
+            wanted = set(ran)
+            code = int(any(c.verdict in UNEXPECTED for c in judged.combinations if c.id in wanted))
+        return judged, code
+
+    def render(self, results: Results, folder: Path, say: Say = print) -> tuple[Results, int]:
+        judge(results, self.registry, self.baseline, baseline_name=self.baseline_name)
+        written = write_all(results, folder)
+        summary_text = written["summary.md"].read_text(encoding="utf-8")
+        step = github.append_step_summary(summary_text)
+        _tell(results, folder, say)
+        if step is not None:
+            say("summary appended to $GITHUB_STEP_SUMMARY")
+        if self.issue is not None:
+            github.post_issue_comment(self.issue, written["summary.md"], say)
+        code = results.summary.exit_code if results.summary else 0
+        return results, code
+
+
+def write_all(results: Results, folder: Path) -> dict[str, Path]:
+    """Every report of judged ``results`` into ``folder``."""
+    folder = Path(folder)
+    view = View.of(results, folder)
+    written = {"results.json": results_json.write(results, folder)}
+    for name, render in (
+        ("junit.xml", junit.render),
+        ("summary.md", markdown.render),
+        ("index.html", html.render),
+    ):
+        path = folder / name
+        write_text_atomic(path, render(view))
+        written[name] = path
+    return written
+
+
+def rerender(
+    folder: Path,
+    *,
+    baseline: Path | None = None,
+    known_issues: Path | None = None,
+    issue: int | None = None,
+    say: Say = print,
+) -> int:
+    """``repromatrix report``: judge and render the results stored in ``folder`` again."""
+    folder = Path(folder)
+    if folder.is_file():
+        folder = folder.parent
+    if not (folder / results_json.FILE_NAME).exists():
+        raise UserError(f"{folder}: no results.json here (run the matrix first, or pass --results)")
+    default = Path("cases") / KNOWN_ISSUES_FILE
+    reporting = Reporting.prepare(
+        known_issues=known_issues or default,
+        known_issues_required=known_issues is not None,
+        baseline=baseline,
+        issue=issue,
+    )
+    # The run's lock: a run still writing this folder gets a clear error, not a race.
+    with ResultsDir(folder).claimed("update"):
+        results = load_results(folder)
+        _results, code = reporting.render(results, folder, say)
+    return code
+
+
+def _tell(results: Results, folder: Path, say: Say) -> None:
+    summary = results.summary
+    counts = summary.verdicts if summary else {}
+    ordered = sorted(counts.items(), key=lambda kv: VERDICT_RANK.get(kv[0], 99))
+    code = summary.exit_code if summary else 0
+    say(
+        "verdicts: "
+        + (", ".join(f"{n} {v}" for v, n in ordered) or "no combinations")
+        + f" (exit status {code})"
+    )
+    shown = 0
+    for combination in results.combinations:
+        if combination.verdict in ("PASS", "SKIPPED", "KNOWN-BROKEN"):
+            continue
+        if shown == MAX_LINES_SHOWN:
+            say("  … more in summary.md")
+            break
+        say(f"  {combination.verdict:<13} {combination.id}: {combination.verdict_reason}")
+        shown += 1
+    seen = set()
+    for change in results.regressions:
+        step = change.transition
+        if step and step.bisect and step.bisect not in seen and len(seen) < MAX_LINES_SHOWN:
+            seen.add(step.bisect)
+            say(f"  bisect: {step.bisect}")
+    say(f"reports in {_terminal_path(folder)}: {', '.join(REPORT_FILES)}")
+
+
+def _terminal_path(path: Path) -> str:
+    """For this terminal only: relative when inside the working directory."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve())) or "."
+    except ValueError:
+        return str(path)
+
+
+def _shown(path: Path) -> str:
+    """A path for a report: relative to the working directory, or just its name."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path.name

@@ -1,0 +1,161 @@
+"""junit.xml: one <testsuite> per combination, for CI test UIs.
+
+Follows pytest's junitxml conventions (``junit_family=xunit2``): ``classname`` is
+the case's module path with dots, ``name`` the test name with its parameters; a
+failed case has <failure message=...>, an error <error>, a skip <skipped
+type="pytest.skip">, a known-broken case <skipped type="pytest.xfail"> (as pytest
+writes an xfail). A combination that did not install is one testcase with an
+<error>; one that could not run here (no GPU) is one skipped testcase.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+
+from ..redact import redactor
+from ..results import CaseResult, CombinationResult
+from ..verdicts import case_repro, is_regression
+from .view import View, first_line
+
+# Characters XML 1.0 cannot carry at all (pytest's bin_xml_escape drops them too).
+_ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+FAILURE_OUTCOMES = ("failed", "crashed", "timed-out")
+
+
+Clean = Callable[[str | None], str]
+
+
+def _cleaner() -> Clean:
+    """Redacted, and only characters XML can carry (the secrets are read once)."""
+    scrub = redactor()
+    return lambda text: _ILLEGAL_XML.sub("\N{REPLACEMENT CHARACTER}", scrub(text or ""))
+
+
+def render(view: View) -> str:
+    clean = _cleaner()
+    root = ET.Element("testsuites", name="repromatrix")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    total_time = 0.0
+    for combination in view.combinations:
+        suite = _suite(combination, clean)
+        root.append(suite)
+        for key in totals:
+            totals[key] += int(suite.get(key, "0"))
+        total_time += float(suite.get("time", "0"))
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("time", f"{total_time:.3f}")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _suite(combination: CombinationResult, clean: Clean) -> ET.Element:
+    suite = ET.Element("testsuite", name=combination.id)
+    if combination.started:
+        suite.set("timestamp", combination.started)
+    properties = ET.SubElement(suite, "properties")
+    facts = {
+        "verdict": combination.verdict or "",
+        "verdict_reason": combination.verdict_reason,
+        "tier": combination.tier,
+        "device": combination.device,
+        "python": combination.environment.python,
+        "repro": case_repro(combination),
+    }
+    for package in combination.requested:
+        facts[f"requested.{package}"] = combination.requested[package]
+        if package in combination.resolved:
+            facts[f"resolved.{package}"] = combination.resolved[package]
+    for name, value in facts.items():
+        if value:
+            ET.SubElement(properties, "property", name=name, value=clean(value))
+
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    seconds = 0.0
+    if combination.status == "install-error" or not combination.cases:
+        case = ET.SubElement(
+            suite, "testcase", classname="repromatrix", name="environment", time="0.000"
+        )
+        message = clean(first_line(combination.message or "no case ran", 1000))
+        if combination.status == "install-error":
+            element = ET.SubElement(case, "error", message=message, type="InstallError")
+            element.text = clean(combination.message)
+            counts["errors"] += 1
+        else:
+            ET.SubElement(case, "skipped", message=message, type="pytest.skip")
+            counts["skipped"] += 1
+        counts["tests"] += 1
+    for result in combination.cases:
+        suite.append(_testcase(combination, result, counts, clean))
+        counts["tests"] += 1
+        seconds += result.seconds
+    for key, value in counts.items():
+        suite.set(key, str(value))
+    suite.set("time", f"{seconds:.3f}")
+    return suite
+
+
+def _names(case_id: str) -> tuple[str, str]:
+    """pytest's classname / name from a node id: 'pkg/test_a.py::Cls::test_b[x]'
+    -> ('pkg.test_a.Cls', 'test_b[x]')."""
+    parts = case_id.split("::")
+    module = parts[0].removesuffix(".py").replace("/", ".")
+    if len(parts) == 1:
+        return "", module
+    return ".".join([module, *parts[1:-1]]), parts[-1]
+
+
+def _testcase(
+    combination: CombinationResult, case: CaseResult, counts: dict, clean: Clean
+) -> ET.Element:
+    classname, name = _names(case.id)
+    element = ET.Element("testcase", classname=classname, name=name, time=f"{case.seconds:.3f}")
+    properties = {
+        "status": case.status,
+        "outcome": case.outcome,
+        "repro": case_repro(combination, case.id),
+        "change": case.change or "",
+        "attempts": ", ".join(case.attempts) if len(case.attempts) > 1 else "",
+        "known_issue": (case.known_issue or {}).get("link", ""),
+    }
+    if case.transitions:
+        properties["transition"] = case.transitions[0].text
+        properties["bisect"] = case.transitions[0].bisect
+    if case.status != "passed":
+        holder = ET.SubElement(element, "properties")
+        for key, value in properties.items():
+            if value:
+                ET.SubElement(holder, "property", name=key, value=clean(value))
+
+    message = first_line(case.message, 1000)
+    detail = "\n\n".join(t for t in (case.message, case.traceback) if t.strip())
+    kind = case.error_type or case.outcome
+    if case.status in FAILURE_OUTCOMES:
+        prefix = "REGRESSED: " if is_regression(case) else ""
+        if case.status != "failed":
+            prefix += f"{case.status}: "
+        failure = ET.SubElement(
+            element, "failure", message=clean(prefix + message), type=clean(kind)
+        )
+        failure.text = clean(detail)
+        counts["failures"] += 1
+    elif case.status == "error":
+        prefix = "REGRESSED: " if is_regression(case) else ""
+        error = ET.SubElement(element, "error", message=clean(prefix + message), type=clean(kind))
+        error.text = clean(detail)
+        counts["errors"] += 1
+    elif case.status == "skipped":
+        ET.SubElement(element, "skipped", message=clean(message), type="pytest.skip")
+        counts["skipped"] += 1
+    elif case.status == "known-broken":
+        issue = case.known_issue or {}
+        note = f"known-broken: {issue.get('note') or message} ({issue.get('link', '')})"
+        skipped = ET.SubElement(element, "skipped", message=clean(note), type="pytest.xfail")
+        skipped.text = clean(detail)
+        counts["skipped"] += 1
+    elif case.status in ("flaky", "possibly-fixed"):
+        out = ET.SubElement(element, "system-out")
+        out.text = clean(f"{case.status}: {case.message}")
+    return element

@@ -1,0 +1,21 @@
+"""results.json, rewritten with the verdict fields (the run wrote it without them).
+
+Fields are added, never renamed; whatever the file had that this version does not
+know is kept (the models allow extra fields). Every string is redacted once more on
+the way out: results may come from an older run or another machine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..redact import redact
+from ..results import Results, write_json_atomic
+
+FILE_NAME = "results.json"
+
+
+def write(results: Results, folder: Path) -> Path:
+    path = Path(folder) / FILE_NAME
+    write_json_atomic(path, redact(results.dump()))
+    return path

@@ -1,0 +1,139 @@
+"""What every report shows, decided once: columns, case order, symbols, colours.
+
+The outputs (Markdown, HTML, JUnit) are renderings of this view of judged results;
+none of them looks at anything but the stored results.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..results import CaseResult, CombinationResult, Results
+from ..verdicts import FAILURES, is_regression
+
+# status -> (symbol, colour, what it means). Symbols are single code points, so a
+# character count is what GitHub counts.
+STATUS_STYLE: dict[str, tuple[str, str, str]] = {
+    "passed": ("✅", "#2da44e", "passed"),
+    "regressed": ("🔻", "#a40e26", "regressed: passed in a baseline, fails now"),
+    "failed": ("❌", "#cf222e", "failed"),
+    "error": ("⛔", "#e16f24", "error in setup, teardown or collection"),
+    "crashed": ("💥", "#8250df", "the interpreter crashed"),
+    "timed-out": ("⌛", "#9a6700", "timed out"),
+    "known-broken": ("🐛", "#f0b72f", "known-broken: a registered upstream bug"),
+    "possibly-fixed": ("✨", "#1f6feb", "possibly fixed: passes inside a known-issue range"),
+    "flaky": ("🔁", "#bf8700", "flaky: failed, then passed in a fresh interpreter"),
+    "skipped": ("⏩", "#8c959f", "skipped (reason on hover / in the details)"),
+    "missing": ("—", "#eaeef2", "not run in this combination"),
+}
+VERDICT_STYLE: dict[str, tuple[str, str]] = {
+    "PASS": ("✅", "#2da44e"),
+    "KNOWN-BROKEN": ("🐛", "#f0b72f"),
+    "FIXED": ("✨", "#1f6feb"),
+    "SKIPPED": ("⏩", "#8c959f"),
+    "REGRESSED": ("🔻", "#a40e26"),
+    "FAILING": ("❌", "#cf222e"),
+    "INSTALL-ERROR": ("📦", "#8250df"),
+}
+# Order of attention: what a reader should see first.
+VERDICT_RANK = {v: i for i, v in enumerate(
+    ["REGRESSED", "FAILING", "INSTALL-ERROR", "FIXED", "KNOWN-BROKEN", "SKIPPED", "PASS"]
+)}
+REPORT_FILES = ("results.json", "summary.md", "index.html", "junit.xml")
+
+
+def cell_status(case: CaseResult | None) -> str:
+    """The status a grid cell shows: the case's status, with regressions singled out."""
+    if case is None:
+        return "missing"
+    if is_regression(case):
+        return "regressed"
+    return case.status if case.status in STATUS_STYLE else "error"
+
+
+def is_problem(case: CaseResult) -> bool:
+    """A case a reader must look at: it failed and nobody registered why."""
+    return case.status in FAILURES
+
+
+@dataclass
+class View:
+    results: Results
+    packages: list[str]  # version columns, in matrix order
+    case_ids: list[str]  # case columns, in first-seen order
+    show_python: bool
+    location: str  # where the full report lives, for "see ..." notes
+
+    @classmethod
+    def of(cls, results: Results, results_dir: Path | None = None) -> View:
+        packages: dict[str, None] = {}
+        case_ids: dict[str, None] = {}
+        pythons = set()
+        for combination in results.combinations:
+            packages.update(dict.fromkeys(combination.requested))
+            case_ids.update(dict.fromkeys(c.id for c in combination.cases))
+            if combination.environment.python:
+                pythons.add(combination.environment.python)
+        return cls(
+            results=results,
+            packages=list(packages),
+            case_ids=list(case_ids),
+            show_python=len(pythons) > 1,
+            location=report_location(results_dir),
+        )
+
+    @property
+    def combinations(self) -> list[CombinationResult]:
+        return self.results.combinations
+
+    def version(self, combination: CombinationResult, package: str) -> tuple[str, bool]:
+        """(text, resolved?) for a version cell: the resolved version, or the request
+        when nothing was resolved (an install error, a skipped cell)."""
+        resolved = combination.resolved.get(package)
+        if resolved is not None:
+            return resolved, True
+        requested = combination.requested.get(package)
+        if requested in (None, "", "None"):
+            return "-", False
+        return requested, False
+
+
+def short_case(case_id: str, limit: int = 48) -> str:
+    """The part of a case id a column header can show: the test name."""
+    name = case_id.split("::")[-1] if "::" in case_id else case_id
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def report_location(results_dir: Path | None) -> str:
+    """Where the full report is, in words that mean something off this machine: the
+    CI run's page, or the results folder relative to the working directory."""
+    server, repo, run_id = (
+        os.environ.get("GITHUB_SERVER_URL"),
+        os.environ.get("GITHUB_REPOSITORY"),
+        os.environ.get("GITHUB_RUN_ID"),
+    )
+    if server and repo and run_id:
+        return f"{server}/{repo}/actions/runs/{run_id} (artifacts)"
+    if results_dir is None:
+        return "the results folder"
+    folder = Path(results_dir).resolve()
+    try:
+        return f"{folder.relative_to(Path.cwd().resolve())}/"
+    except ValueError:
+        return f"{folder.name}/ (the results folder)"
+
+
+def first_line(text: str, limit: int = 300) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def short_traceback(text: str, lines: int = 30, chars: int = 2500) -> str:
+    """The end of a traceback, where the error is: its last lines, at most ``chars``."""
+    kept = text.rstrip().splitlines()[-lines:]
+    out = "\n".join(kept)
+    if len(out) > chars:
+        out = "…" + out[-(chars - 1) :]
+    return out

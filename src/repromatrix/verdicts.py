@@ -1,0 +1,597 @@
+"""From raw case outcomes to statuses and one verdict per combination.
+
+Inputs: the stored results (each case's raw ``outcome``), the known-issue registry,
+and optionally a baseline run. Nothing here runs anything, so re-rendering a report
+with a newer registry or another baseline gives new verdicts from the same results.
+
+Case status
+    the raw outcome, except that a failure inside a registered known issue is
+    ``known-broken`` and a pass inside one is ``possibly-fixed``. ``flaky`` (failed,
+    then passed in a fresh interpreter) stays flaky and is never a regression.
+
+Regression, against two baselines
+    1. the baseline run, matched by combination id + case id: passed there and
+       fails now -> regressed; failed there and passes now -> fixed;
+    2. neighbours in this run: combinations whose resolved versions differ from
+       this one in exactly one matrix package. The nearest one where the case
+       passes names the transition ("regressed between transformers 4.52.4 and
+       4.53.0 (torch 2.13.0, peft 0.17.1)") and the bisect command for it. A
+       newer neighbour that passes means the bug was fixed upstream: reported as
+       such (with ``--find first-good``), not as a regression.
+
+Combination verdict, first that applies
+    INSTALL-ERROR, SKIPPED (could not run here, or every case skipped), REGRESSED,
+    FAILING (an unexpected failure that no baseline shows as new), FIXED,
+    KNOWN-BROKEN, PASS. The exit status is non-zero exactly when some verdict is
+    REGRESSED, FAILING or INSTALL-ERROR.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+from .knownissues import Registry
+from .results import (
+    CaseResult,
+    Change,
+    CombinationResult,
+    Results,
+    Summary,
+    Transition,
+)
+
+FAILURES = frozenset({"failed", "error", "crashed", "timed-out"})
+PASSED = "passed"
+COLLECTION_ID = "<collection>"  # the runner's id for "no case could run" (runner.py)
+
+VERDICTS = ("PASS", "KNOWN-BROKEN", "FIXED", "SKIPPED", "REGRESSED", "FAILING", "INSTALL-ERROR")
+UNEXPECTED = frozenset({"REGRESSED", "FAILING", "INSTALL-ERROR"})
+CASE_STATUSES = (
+    "passed",
+    "possibly-fixed",
+    "flaky",
+    "skipped",
+    "known-broken",
+    "failed",
+    "error",
+    "crashed",
+    "timed-out",
+)
+
+
+def raw_outcome(case: CaseResult) -> str:
+    """What the run saw, before verdicts (older files may only have ``status``)."""
+    if case.outcome:
+        return case.outcome
+    return {"known-broken": "failed", "possibly-fixed": "passed"}.get(case.status, case.status)
+
+
+def case_repro(combination: CombinationResult, case_id: str | None = None) -> str:
+    """One line that reruns exactly this combination and case."""
+    command = combination.repro or f"nox -s {combination.id}"
+    if case_id and case_id != COLLECTION_ID:
+        command += f" -- {shlex.quote(case_id)}"
+    return command
+
+
+def is_regression(case: CaseResult) -> bool:
+    """A failure nobody expected that a baseline shows passing."""
+    if case.status not in FAILURES:
+        return False  # passed, skipped, flaky, known-broken, possibly-fixed
+    if case.change == "regressed":
+        return True
+    if case.change == "still-failing":
+        return False  # failing in the baseline run too: not new, whatever neighbours say
+    return bool(case.transitions) and case.transitions[0].direction == "regressed"
+
+
+def is_fixed(case: CaseResult) -> bool:
+    return case.change == "fixed" or case.status == "possibly-fixed"
+
+
+def exit_code(results: Results) -> int:
+    return 1 if any(c.verdict in UNEXPECTED for c in results.combinations) else 0
+
+
+# --------------------------------------------------------------------------- judging
+
+
+def judge(
+    results: Results,
+    registry: Registry | None = None,
+    baseline: Results | None = None,
+    *,
+    baseline_name: str | None = None,
+) -> Results:
+    """Fill in the verdict fields of ``results`` (in place; returned for chaining).
+
+    Every field this writes is reset first: judging twice, or with another
+    registry or baseline, gives the same answer as judging once.
+    """
+    registry = registry or Registry()
+    for combination in results.combinations:
+        for case in combination.cases:
+            _apply_known_issue(combination, case, registry)
+
+    neighbours = Neighbours(results.combinations)
+    before = {c.id: c for c in baseline.combinations} if baseline is not None else {}
+    for combination in results.combinations:
+        previous = before.get(combination.id)
+        for case in combination.cases:
+            _compare_with_baseline(case, previous, has_baseline=baseline is not None)
+            transitions: list[Transition] = []
+            if raw_outcome(case) in FAILURES:
+                if case.change == "regressed" and previous is not None:
+                    moved = baseline_transition(combination, previous, case.id)
+                    transitions += [moved] if moved else []
+                transitions += neighbours.transitions(combination, case.id)
+            case.transitions = transitions
+        combination.verdict, combination.verdict_reason = _verdict(combination)
+
+    results.regressions, results.fixed = _changes(results, baseline, before)
+    results.summary = Summary(
+        verdicts=_ordered_counts((c.verdict or "" for c in results.combinations), VERDICTS),
+        statuses=_ordered_counts(
+            (case.status for c in results.combinations for case in c.cases), CASE_STATUSES
+        ),
+        exit_code=exit_code(results),
+        baseline=(
+            {"run": baseline.run.id, "started": baseline.run.started, "file": baseline_name}
+            if baseline is not None
+            else None
+        ),
+        known_issues=registry.source,
+    )
+    return results
+
+
+def _apply_known_issue(
+    combination: CombinationResult, case: CaseResult, registry: Registry
+) -> None:
+    outcome = raw_outcome(case)
+    case.outcome = outcome
+    case.status, case.known_issue = outcome, None
+    if outcome not in FAILURES and outcome != PASSED:
+        return  # skipped and flaky say nothing about a known bug
+    issue = registry.match(combination, case.id)
+    if issue is not None:
+        case.status = "known-broken" if outcome in FAILURES else "possibly-fixed"
+        case.known_issue = issue.describe()
+
+
+def _compare_with_baseline(
+    case: CaseResult, previous: CombinationResult | None, *, has_baseline: bool
+) -> None:
+    case.change, case.baseline_status = None, None
+    if not has_baseline:
+        return
+    then = outcome_in(previous, case.id) if previous is not None else None
+    now = raw_outcome(case)
+    case.baseline_status = then
+    if now in FAILURES:
+        if then == PASSED:
+            case.change = "regressed"
+        elif then in FAILURES:
+            case.change = "still-failing"
+        else:
+            case.change = "new"
+    elif now == PASSED and then in FAILURES:
+        case.change = "fixed"
+
+
+def outcome_in(combination: CombinationResult, case_id: str) -> str | None:
+    """The raw outcome of ``case_id`` in ``combination``; for the collection pseudo-case,
+    ``passed`` when the combination's cases ran at all."""
+    if case_id == COLLECTION_ID:
+        if not combination.cases or combination.status == "install-error":
+            return None
+        failed = any(c.id == COLLECTION_ID for c in combination.cases)
+        return "failed" if failed else PASSED
+    for case in combination.cases:
+        if case.id == case_id:
+            return raw_outcome(case)
+    return None
+
+
+# --------------------------------------------------------------------------- transitions
+
+
+def _packages(combination: CombinationResult) -> list[str]:
+    """The matrix's packages for this combination, in column order."""
+    return list(combination.requested)
+
+
+def _resolved(combination: CombinationResult, package: str) -> str | None:
+    if package in combination.resolved:
+        return combination.resolved[package]
+    # requested names are canonical; tolerate a resolved map that is not
+    wanted = package.replace("_", "-").replace(".", "-").lower()
+    for name, version in combination.resolved.items():
+        if name.replace("_", "-").replace(".", "-").lower() == wanted:
+            return version
+    return None
+
+
+def _version(text: str | None) -> Version | None:
+    if text is None:
+        return None
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def _held(combination: CombinationResult, package: str) -> dict[str, str]:
+    held = {}
+    for other in _packages(combination):
+        version = _resolved(combination, other)
+        if other != package and version is not None:
+            held[other] = version
+    return held
+
+
+def transition(
+    *,
+    direction: str,
+    package: str,
+    good: str,
+    bad: str,
+    held: dict[str, str],
+    case_id: str,
+    source: str,
+    good_combination: str,
+    bad_combination: str,
+) -> Transition:
+    low, high = (good, bad) if direction == "regressed" else (bad, good)
+    others = ", ".join(f"{name} {version}" for name, version in held.items())
+    text = f"{direction} between {package} {low} and {high}" + (f" ({others})" if others else "")
+    return Transition(
+        direction=direction,
+        package=package,
+        good=good,
+        bad=bad,
+        held=held,
+        source=source,
+        good_combination=good_combination,
+        bad_combination=bad_combination,
+        text=text,
+        bisect=bisect_command(package, good, bad, held, case_id, direction) if case_id else "",
+    )
+
+
+def bisect_command(
+    package: str, good: str, bad: str, held: dict[str, str], case_id: str, direction: str
+) -> str:
+    """Issue D's interface: the command that finds the culprit (or fixing) release."""
+    parts = ["nox", "-s", "bisect", "--", "--package", package, "--good", good, "--bad", bad]
+    if direction == "fixed":
+        parts += ["--find", "first-good"]
+    for name, version in held.items():
+        parts += ["--pin", f"{name}=={version}"]
+    parts += ["--case", case_id]
+    return shlex.join(parts)
+
+
+def baseline_transition(
+    combination: CombinationResult, previous: CombinationResult, case_id: str
+) -> Transition | None:
+    """When exactly one package moved since the baseline run (a floating pin, say),
+    the step it took."""
+    moved = changed_packages(combination, previous)
+    if len(moved) != 1 or combination.environment.python != previous.environment.python:
+        return None
+    package, (old, new) = next(iter(moved.items()))
+    if old is None or new is None:
+        return None
+    return transition(
+        direction="regressed",
+        package=package,
+        good=old,
+        bad=new,
+        held=_held(combination, package),
+        case_id=case_id if case_id != COLLECTION_ID else _first_passing(previous),
+        source="baseline",
+        good_combination=combination.id,
+        bad_combination=combination.id,
+    )
+
+
+def changed_packages(
+    combination: CombinationResult, previous: CombinationResult
+) -> dict[str, tuple[str | None, str | None]]:
+    """package -> (then, now) for the matrix packages whose resolved version moved."""
+    packages = dict.fromkeys([*_packages(previous), *_packages(combination)])
+    out = {}
+    for package in packages:
+        then, now = _resolved(previous, package), _resolved(combination, package)
+        if then != now:
+            out[package] = (then, now)
+    return out
+
+
+def _first_passing(combination: CombinationResult) -> str:
+    return next((c.id for c in combination.cases if raw_outcome(c) == PASSED), "")
+
+
+class Neighbours:
+    """Combinations of one run grouped by 'everything but one package': two members
+    of a group differ in exactly that package's resolved version.
+
+    Each group is sorted by that version once; for each (group, case) one pass finds,
+    for every member, the nearest passing member below and above it, so a whole
+    matrix is judged in time linear in its size.
+    """
+
+    def __init__(self, combinations: Iterable[CombinationResult]) -> None:
+        self.signatures: dict[str, dict[str, str | None]] = {}
+        self.outcomes: dict[str, dict[str, str]] = {}
+        self.combinations: dict[str, CombinationResult] = {}
+        members: dict[tuple, list[tuple[Version, CombinationResult]]] = defaultdict(list)
+        for combination in combinations:
+            if combination.status == "install-error" or not combination.resolved:
+                continue
+            signature = {p: _resolved(combination, p) for p in _packages(combination)}
+            self.signatures[combination.id] = signature
+            self.combinations[combination.id] = combination
+            self.outcomes[combination.id] = {c.id: raw_outcome(c) for c in combination.cases}
+            for package in signature:
+                version = _version(signature[package])
+                if version is not None:
+                    key = self._key(combination, signature, package)
+                    members[key].append((version, combination))
+        self.groups = {}
+        for key, found in members.items():
+            found.sort(key=lambda item: item[0])  # stable: matrix order among equals
+            versions = [v for v, _ in found]
+            distinct = sorted(set(versions))
+            self.groups[key] = _Group(
+                versions=versions,
+                members=[m for _, m in found],
+                rank={v: i for i, v in enumerate(distinct)},
+                position={m.id: i for i, (_, m) in enumerate(found)},
+            )
+        self._scans: dict[tuple, _Scan] = {}
+
+    @staticmethod
+    def _key(combination: CombinationResult, signature: dict, package: str) -> tuple:
+        rest = tuple(sorted((p, v) for p, v in signature.items() if p != package))
+        return (combination.environment.python, combination.device, package, rest)
+
+    def _outcome(self, combination: CombinationResult, case_id: str) -> str | None:
+        if case_id == COLLECTION_ID:
+            return outcome_in(combination, case_id)
+        return self.outcomes[combination.id].get(case_id)
+
+    def _scan(self, key: tuple, case_id: str) -> _Scan:
+        scan = self._scans.get((key, case_id))
+        if scan is None:
+            group = self.groups[key]
+            outcomes = [self._outcome(m, case_id) for m in group.members]
+            scan = _Scan.of(outcomes)
+            self._scans[(key, case_id)] = scan
+        return scan
+
+    def transitions(self, combination: CombinationResult, case_id: str) -> list[Transition]:
+        signature = self.signatures.get(combination.id)
+        if signature is None:
+            return []
+        found: list[tuple[int, int, Transition]] = []
+        for column, package in enumerate(signature):
+            if _version(signature[package]) is None:
+                continue
+            key = self._key(combination, signature, package)
+            group = self.groups[key]
+            scan = self._scan(key, case_id)
+            me = group.position[combination.id]
+            mine = group.versions[me]
+            good = scan.pass_below[me]
+            # a passing member of the same version is no transition: skip past equals
+            while good is not None and group.versions[good] == mine:
+                good = scan.pass_below[good]
+            if good is not None:
+                # The failure's lower edge: the oldest failing version above the good one.
+                bad = scan.fail_above[good]
+                if bad is not None and group.versions[bad] <= mine:
+                    distance = group.rank[mine] - group.rank[group.versions[good]]
+                    step = self._make("regressed", package, group, good, bad, case_id, combination)
+                    found.append((distance, column, step))
+            good = scan.pass_above[me]
+            while good is not None and group.versions[good] == mine:
+                good = scan.pass_above[good]
+            if good is not None:
+                bad = scan.fail_below[good]
+                if bad is not None and group.versions[bad] >= mine:
+                    distance = group.rank[group.versions[good]] - group.rank[mine]
+                    step = self._make("fixed", package, group, good, bad, case_id, combination)
+                    found.append((distance, column, step))
+        found.sort(key=lambda item: (item[2].direction != "regressed", item[0], item[1]))
+        return [t for _, _, t in found]
+
+    def _make(
+        self,
+        direction: str,
+        package: str,
+        group: _Group,
+        good_index: int,
+        bad_index: int,
+        case_id: str,
+        combination: CombinationResult,
+    ) -> Transition:
+        good, bad = group.members[good_index], group.members[bad_index]
+        bisect_case = case_id if case_id != COLLECTION_ID else _first_passing(good)
+        return transition(
+            direction=direction,
+            package=package,
+            good=self.signatures[good.id][package] or "",
+            bad=self.signatures[bad.id][package] or "",
+            held=_held(combination, package),
+            case_id=bisect_case,
+            source="neighbour",
+            good_combination=good.id,
+            bad_combination=bad.id,
+        )
+
+
+@dataclass
+class _Group:
+    versions: list[Version]  # sorted
+    members: list[CombinationResult]  # in the same order
+    rank: dict[Version, int]  # index among the distinct versions
+    position: dict[str, int]  # combination id -> index
+
+
+@dataclass
+class _Scan:
+    """For each member of a sorted group: the nearest member strictly before / after
+    it whose outcome for one case passed, or failed (None: there is none)."""
+
+    pass_below: list[int | None]
+    pass_above: list[int | None]
+    fail_below: list[int | None]
+    fail_above: list[int | None]
+
+    @classmethod
+    def of(cls, outcomes: list[str | None]) -> _Scan:
+        def nearest(wanted, indices) -> list[int | None]:
+            out: list[int | None] = [None] * len(outcomes)
+            last = None
+            for i in indices:
+                out[i] = last
+                if wanted(outcomes[i]):
+                    last = i
+            return out
+
+        forward, backward = range(len(outcomes)), range(len(outcomes) - 1, -1, -1)
+        passes, fails = (lambda o: o == PASSED), (lambda o: o in FAILURES)
+        return cls(
+            pass_below=nearest(passes, forward),
+            pass_above=nearest(passes, backward),
+            fail_below=nearest(fails, forward),
+            fail_above=nearest(fails, backward),
+        )
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+def _verdict(combination: CombinationResult) -> tuple[str, str]:
+    if combination.status == "install-error":
+        return "INSTALL-ERROR", combination.message or "the environment could not be built"
+    cases = combination.cases
+    if not cases:
+        return "SKIPPED", combination.message or "no case ran"
+    if all(c.status == "skipped" for c in cases):
+        reason = cases[0].message or combination.message or "skipped"
+        return "SKIPPED", f"all {len(cases)} cases skipped: {reason}"
+
+    regressed = [c for c in cases if is_regression(c)]
+    if regressed:
+        first = regressed[0]
+        why = (
+            "passed in the baseline run"
+            if first.change == "regressed"
+            else first.transitions[0].text
+        )
+        more = f" (+{len(regressed) - 1} more)" if len(regressed) > 1 else ""
+        return "REGRESSED", f"{first.id}: {why}{more}"
+
+    failing = [c for c in cases if c.status in FAILURES]
+    if failing:
+        first = failing[0]
+        label = first.status + (f" ({first.error_type})" if first.error_type else "")
+        note = "; failing in the baseline run too" if first.change == "still-failing" else ""
+        more = f" (+{len(failing) - 1} more)" if len(failing) > 1 else ""
+        return "FAILING", f"{first.id}: {label}{note}{more}"
+
+    fixed = [c for c in cases if is_fixed(c)]
+    if fixed:
+        first = fixed[0]
+        if first.change == "fixed":
+            why = f"failed in the baseline run ({first.baseline_status}), passes now"
+        else:
+            link = (first.known_issue or {}).get("link", "")
+            why = f"passes inside a known-issue range ({link}): the registry may be out of date"
+        more = f" (+{len(fixed) - 1} more)" if len(fixed) > 1 else ""
+        return "FIXED", f"{first.id}: {why}{more}"
+
+    known = [c for c in cases if c.status == "known-broken"]
+    if known:
+        links = sorted({(c.known_issue or {}).get("link", "") for c in known})
+        return "KNOWN-BROKEN", f"{len(known)} known-broken ({', '.join(links)})"
+
+    counts = Counter(c.status for c in cases)
+    parts = [f"{counts[s]} {s}" for s in ("passed", "flaky", "skipped") if counts[s]]
+    return "PASS", ", ".join(parts)
+
+
+def _changes(
+    results: Results, baseline: Results | None, before: dict[str, CombinationResult]
+) -> tuple[list[Change], list[Change]]:
+    regressions: list[Change] = []
+    fixed: list[Change] = []
+    since = f"baseline run {baseline.run.id}" if baseline is not None else "the baseline run"
+    for combination in results.combinations:
+        for case in combination.cases:
+            repro = case_repro(combination, case.id)
+            if is_regression(case):
+                # the step that explains it: the moved pin, or the nearest older neighbour
+                # that passes (a newer one that passes explains nothing here)
+                step = next((t for t in case.transitions if t.direction == "regressed"), None)
+                if case.change == "regressed":
+                    text = f"passed in {since}, {case.status} now"
+                    if step is not None and step.source == "baseline":
+                        text += f"; {step.text}"
+                    elif baseline is not None:
+                        text += _moved_text(combination, before.get(combination.id))
+                    source = "baseline"
+                else:
+                    text = f"{step.text}; passes in {step.good_combination}" if step else ""
+                    source = "neighbour"
+                regressions.append(
+                    Change(
+                        combination=combination.id,
+                        case=case.id,
+                        source=source,
+                        text=text,
+                        transition=step,
+                        repro=repro,
+                    )
+                )
+            elif is_fixed(case):
+                if case.change == "fixed":
+                    text, source = f"{case.baseline_status} in {since}, passes now", "baseline"
+                else:
+                    link = (case.known_issue or {}).get("link", "")
+                    text, source = f"passes inside the known-issue range of {link}", "known-issue"
+                fixed.append(
+                    Change(
+                        combination=combination.id,
+                        case=case.id,
+                        source=source,
+                        text=text,
+                        repro=repro,
+                    )
+                )
+    return regressions, fixed
+
+
+def _moved_text(combination: CombinationResult, previous: CombinationResult | None) -> str:
+    if previous is None:
+        return ""
+    moved = changed_packages(combination, previous)
+    if not moved:
+        return "; same versions as then (look at the cases, the host or the build)"
+    steps = ", ".join(f"{p} {a or '-'} -> {b or '-'}" for p, (a, b) in moved.items())
+    return f"; since then: {steps}"
+
+
+def _ordered_counts(values: Iterable[str], order: tuple[str, ...]) -> dict[str, int]:
+    counts = Counter(values)
+    known = {name: counts[name] for name in order if counts[name]}
+    extra = {name: n for name, n in sorted(counts.items()) if name not in order and n}
+    return {**known, **extra}

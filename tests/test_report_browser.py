@@ -1,0 +1,140 @@
+"""index.html as a person sees it: real headless Chromium renders it, a screenshot
+shows the grid in its status colours, and the page's script ran without error."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from pngread import colour_counts, hex_rgb, read_png
+from reportdata import demo_results
+
+from repromatrix.knownissues import parse_registry
+from repromatrix.reports import Reporting
+from repromatrix.reports.view import STATUS_STYLE
+
+pytestmark = pytest.mark.browser
+
+WIDTH, HEIGHT = 1200, 900
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+)
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    found = next(
+        (shutil.which(n) for n in ("chromium", "chromium-browser") if shutil.which(n)), None
+    )
+    if found is None:
+        message = "Chromium is not installed (Debian: apt-get install -y chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}; CI must run the browser test")
+        pytest.skip(message)
+    return found
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("report")
+    registry = parse_registry(
+        [
+            {
+                "case": "test_double_backward.py::*",
+                "when": {"transformers": ">=4.56"},
+                "link": "https://github.com/huggingface/transformers/issues/40000",
+            }
+        ],
+        "known_issues.yaml",
+    )
+    Reporting(registry=registry).render(demo_results(), out, say=lambda _: None)
+    return out / "index.html"
+
+
+def _chromium(binary: str, profile: Path, *args: str) -> str:
+    done = subprocess.run(
+        [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_screenshot_shows_the_grid_in_status_colours(chromium, page, tmp_path):
+    shot = tmp_path / "grid.png"
+    _chromium(
+        chromium,
+        tmp_path / "profile",
+        f"--window-size={WIDTH},{HEIGHT}",
+        f"--screenshot={shot}",
+        page.as_uri(),
+    )
+    width, height, rows = read_png(shot)
+    assert (width, height) == (WIDTH, HEIGHT)
+    counts = colour_counts(rows)
+    total = width * height
+    assert counts[(255, 255, 255)] < 0.9 * total, "the page is (almost) blank"
+    assert len(counts) > 50, "nothing but a few flat colours: no text, no grid"
+    # Each status in the demo fills whole cells with its colour (a cell is ~30x20 px).
+    for status, minimum in [("passed", 1500), ("regressed", 600), ("known-broken", 300)]:
+        colour = hex_rgb(STATUS_STYLE[status][1])
+        assert counts[colour] >= minimum, f"{status} cells not coloured: {counts[colour]} px"
+
+
+def test_script_ran_and_built_the_grid(chromium, page, tmp_path):
+    dom = _chromium(chromium, tmp_path / "profile", "--dump-dom", page.as_uri())
+    assert 'data-ready="1"' in dom, "the page's script did not finish"
+    assert len(re.findall(r"<tr data-r=", dom)) == 6
+    assert len(re.findall(r'<td class="c s-', dom)) == 12
+    assert "6 of 6 combinations shown" in dom
+
+
+def test_a_cell_link_opens_its_details_with_the_bisect_command(chromium, page, tmp_path):
+    dom = _chromium(chromium, tmp_path / "profile", "--dump-dom", page.as_uri() + "#1:0")
+    panel = dom[dom.index('<aside id="detail"') :]
+    assert not panel.startswith('<aside id="detail" hidden')
+    assert "REGRESSED (failed)" in panel
+    assert "nox -s bisect -- --package transformers --good 4.52.4 --bad 4.53.0" in panel
+    assert 'class="neighbour"' in dom  # the passing neighbour's row is pointed out
+
+
+def _row_order(dom: str) -> list[tuple[str, bool]]:
+    """(combination id, hidden?) of the grid's rows, in page order."""
+    return [
+        (name, "hidden" in classes)
+        for classes, name in re.findall(
+            r'<tr data-r="\d+" data-verdict="[^"]*"(?: data-problem="")?(?: class="([^"]*)")?>'
+            r'<th class="cid"[^>]*>([^<]+)</th>',
+            dom,
+        )
+    ]
+
+
+def test_filters_and_sort_from_the_link_work(chromium, page, tmp_path):
+    dom = _chromium(
+        chromium, tmp_path / "profile", "--dump-dom", page.as_uri() + "#transformers=4.53.0"
+    )
+    assert "1 of 6 combinations shown" in dom
+    assert [name for name, hidden in _row_order(dom) if not hidden] == ["tf4.53.0"]
+
+    dom = _chromium(chromium, tmp_path / "p2", "--dump-dom", page.as_uri() + "#verdict=REGRESSED")
+    assert [n for n, hidden in _row_order(dom) if not hidden] == ["tf4.53.0", "tf4.56.2"]
+
+    dom = _chromium(chromium, tmp_path / "p3", "--dump-dom", page.as_uri() + "#sort=peft")
+    order = [name for name, _ in _row_order(dom)]
+    assert order.index("flaky") < order.index("tf4.52.4")  # peft 0.15.2 sorts first
+    assert 'class="pkg sorted"' in dom
