@@ -31,8 +31,9 @@ gradient checkpointing, fixed), https://github.com/pytorch/pytorch/issues/121966
 backend="aot_eager" runs dynamo and AOT autograd (the seed's path) and executes the
 captured graphs eagerly: no C++ compiler, well under a second per compile once torch's
 compile machinery is imported (its first import costs a few seconds, once per
-interpreter). Inductor goes through the same AOT autograd wrapper but compiles C++ on
-CPU (close to a minute here), so it is left out.
+interpreter). Inductor raises the second-backward error from the same AOT autograd
+wrapper (checked by hand on torch 2.13.0) but compiles C++ on CPU, tens of seconds even
+for this block, so it is left out.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """A tensor with history reaching reentrant checkpoints through keywords or closures.
 
-The torch-level mechanism behind "backward through the graph a second time" in
-encoder-decoder fine-tuning with reentrant gradient checkpointing (seed 003,
-https://github.com/unslothai/unsloth/issues/3592: Whisper + LoRA, unsloth's reentrant
-checkpoint, transformers 4.56.2, failing on the first step).
+A torch-level mechanism that reproduces "backward through the graph a second time" in
+encoder-decoder fine-tuning with reentrant gradient checkpointing, with the traceback
+shape of seed 003 (https://github.com/unslothai/unsloth/issues/3592: Whisper + LoRA,
+unsloth's reentrant checkpoint, transformers 4.56.2, failing on the first step). Whether
+it is *the* cause of that report is for the Whisper cases to show across transformers
+versions; the mechanism itself is pinned here.
 
 The reentrant checkpoint (``use_reentrant=True``, and unsloth's
 ``UnslothCheckpointFunction``, which follows it) recomputes the segment in backward and
@@ -19,18 +21,22 @@ compiled, the error comes from AOT autograd's backward wrapper, with the seed's 
     (reentrant checkpoint) backward -> torch.autograd.backward
     torch/_functorch/_aot_autograd/runtime_wrappers.py backward -> saved tensors
 
-transformers' ``GradientCheckpointingLayer`` (4.5x) calls
-``checkpoint(partial(layer.__call__, **kwargs), *args)``, and Whisper's decoder passes
-``encoder_hidden_states=`` as a keyword: the shared tensor reaches every checkpointed
-decoder layer through the partial. Its docstring warns that inputs requiring gradients
-must be positional for ``use_reentrant=True``; transformers later made non-reentrant the
-default (https://github.com/huggingface/transformers/pull/43203). Related:
+transformers' ``GradientCheckpointingLayer`` calls
+``checkpoint(partial(layer.__call__, **kwargs), *args)``. In transformers 4.52.4 Whisper's
+decoder still called the checkpoint function itself with ``encoder_hidden_states``
+positional; in 4.56.2 (the seed's version) its layers are GradientCheckpointingLayers and
+``encoder_hidden_states=`` is a keyword, so the shared tensor reaches every checkpointed
+decoder layer through the partial (the same error with transformers 4.53.2:
+https://github.com/unslothai/unsloth/issues/2972). The layer's docstring warns that
+inputs requiring gradients must be positional for ``use_reentrant=True``; transformers
+later made non-reentrant the default
+(https://github.com/huggingface/transformers/pull/43203). Related:
 https://github.com/pytorch/pytorch/issues/81296 (a closure-captured parameter's gradient
 hook firing twice under reentrant checkpoint; non-reentrant fixes it).
 
 The cases pin the mechanism in torch (the error, and where it is raised) and check the two
 fixes: pass the shared tensor positionally, or use the non-reentrant checkpoint. Both
-must give exactly the gradients of the model without checkpointing.
+must give the gradients of the model without checkpointing (up to float rounding).
 """
 
 from __future__ import annotations
