@@ -135,7 +135,7 @@ def _summarize(reports: list) -> dict:
         "outcome": "passed",
         "seconds": seconds,
         "error_type": None,
-        "message": "",
+        "message": _observations(reports),
         "traceback": "",
     }
     for report in reports:
@@ -169,6 +169,14 @@ def _summarize(reports: list) -> dict:
                 "traceback": text[-TRACEBACK_LIMIT:],
             }
     return record
+
+
+def _observations(reports: list) -> str:
+    """A passing case's message: what it recorded with pytest's ``record_property``
+    (e.g. the exact text of an error it expects, which changes across versions).
+    Every phase's report carries the properties recorded so far: the last has them all."""
+    properties = getattr(reports[-1], "user_properties", []) if reports else []
+    return "\n".join(f"{name}: {value}" for name, value in properties)[:MESSAGE_LIMIT]
 
 
 def _last_error_line(text: str) -> str:
