@@ -41,24 +41,14 @@ from .check import CheckOptions, Probe, check, pin_text
 from .environment import Environment
 from .errors import UserError
 from .indexes import IndexSettings
+from .matrix import DEFAULT_PACKAGES
 from .pins import Pin, PinKind
 from .results import ResultsDir
 from .workflow import now
 
-# Packages of the fine-tuning stack shown in bisect.md's environment line (all of
-# them are in bisect.json): what a reader of the issue needs to reproduce it.
-SHOWN_PACKAGES = (
-    "torch",
-    "transformers",
-    "peft",
-    "accelerate",
-    "trl",
-    "unsloth",
-    "unsloth-zoo",
-    "tokenizers",
-    "huggingface-hub",
-    "numpy",
-)
+# Packages shown in bisect.md's environment line (all of them are in bisect.json):
+# the stack a matrix declares by default, what a reader of the issue needs.
+SHOWN_PACKAGES = frozenset(canonicalize_name(p) for p in DEFAULT_PACKAGES)
 
 
 @dataclass

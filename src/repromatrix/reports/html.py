@@ -21,12 +21,14 @@ from ..redact import redact_text
 from ..verdicts import case_repro, is_regression
 from . import environment
 from .view import (
+    EXIT_TEXT,
     STATUS_STYLE,
     VERDICT_RANK,
     VERDICT_STYLE,
     View,
     cell_status,
     first_line,
+    run_facts,
     short_case,
     short_traceback,
 )
@@ -113,22 +115,15 @@ def _header(view: View) -> str:
     )
     exit_code = summary.exit_code if summary else 0
     status = (
-        '<strong class="bad">exit status 1: something regressed or failed unexpectedly</strong>'
-        if exit_code
-        else '<strong class="good">exit status 0: nothing regressed or failed unexpectedly'
-        "</strong>"
+        f'<strong class="{"bad" if exit_code else "good"}">'
+        f"exit status {exit_code}: {_e(EXIT_TEXT[exit_code])}</strong>"
     )
     facts = [
-        f"run <code>{_e(run.id)}</code>" if run.id else "",
-        f"tier <code>{_e(run.tier)}</code>" if run.tier else "",
-        f"{len(view.combinations)} combinations × {len(view.case_ids)} cases",
-        f"started {_e(run.started)}" if run.started else "",
-        f"repromatrix {_e(run.repromatrix)}" if run.repromatrix else "",
-        f"cases <code>{_e((run.cases_commit or '')[:12])}</code>" if run.cases_commit else "",
+        " ".join(filter(None, [_e(f.words), f"<code>{_e(f.value)}</code>" if f.code
+                               else _e(f.value)]))
+        for f in run_facts(view)
     ]
-    if summary and summary.baseline:
-        facts.append(f"baseline run <code>{_e(summary.baseline.get('run'))}</code>")
-    meta = " · ".join(f for f in facts if f)
+    meta = " · ".join(facts)
     return (
         f'<header><h1>repromatrix</h1><div class="chips">{chips}</div>'
         f'<p class="meta">{status}<br>{meta}</p></header>\n'

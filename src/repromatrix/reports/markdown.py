@@ -23,12 +23,14 @@ from ..results import CaseResult, CombinationResult
 from ..verdicts import COLLECTION_ID, case_repro, is_regression
 from . import environment
 from .view import (
+    EXIT_TEXT,
     STATUS_STYLE,
     VERDICT_RANK,
     VERDICT_STYLE,
     View,
     cell_status,
     first_line,
+    run_facts,
     is_problem,
     short_traceback,
 )
@@ -147,43 +149,15 @@ def _head(view: View) -> str:
     counts = summary.verdicts if summary else {}
     ordered = sorted(counts.items(), key=lambda kv: VERDICT_RANK.get(kv[0], 99))
     verdicts = " · ".join(f"{VERDICT_STYLE.get(v, ('', ''))[0]} {n} {v}" for v, n in ordered)
-    run = results.run
     exit_code = summary.exit_code if summary else 0
     lines = [f"## repromatrix: {verdicts or 'no combinations'}\n\n"]
-    if exit_code:
-        lines.append(
-            "**Exit status 1**: something regressed or failed unexpectedly "
-            "(REGRESSED, FAILING or INSTALL-ERROR).\n\n"
-        )
-    else:
-        lines.append(
-            "**Exit status 0**: nothing regressed or failed unexpectedly "
-            "(pass, known-broken, fixed or skipped).\n\n"
-        )
+    lines.append(f"**Exit status {exit_code}**: {EXIT_TEXT[exit_code]}.\n\n")
     facts = [
-        f"run {code(run.id)}" if run.id else "",
-        f"tier {code(run.tier)}" if run.tier else "",
-        f"{len(view.combinations)} combinations × {len(view.case_ids)} cases",
-        f"started {run.started}" if run.started else "",
-        f"repromatrix {run.repromatrix}" if run.repromatrix else "",
-        f"cases {code(run.cases_commit[:12])}" if run.cases_commit else "",
-        f"{run.matrix} {code(run.matrix_sha256[:12])}" if run.matrix_sha256 else "",
+        " ".join(filter(None, [f.words, code(f.value) if f.code else f.value]))
+        for f in run_facts(view)
     ]
-    if summary and summary.baseline:
-        base = summary.baseline
-        facts.append(f"baseline: run {code(str(base.get('run') or '?'))} ({base.get('started')})")
-    else:
-        facts.append("no baseline run")
-    if summary and summary.known_issues:
-        facts.append(f"known issues: {code(_file_name(summary.known_issues))}")
-    lines.append(" · ".join(f for f in facts if f) + "\n\n")
+    lines.append(" · ".join(facts) + "\n\n")
     return "".join(lines)
-
-
-def _file_name(path: str) -> str:
-    """A registry path without this machine's folders."""
-    parts = path.replace("\\", "/").split("/")
-    return "/".join(parts[-2:])
 
 
 def _regressions(view: View, budget: int) -> str:

@@ -137,3 +137,45 @@ def short_traceback(text: str, lines: int = 30, chars: int = 2500) -> str:
     if len(out) > chars:
         out = "…" + out[-(chars - 1) :]
     return out
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One item of a report's header line: words, then a value (code-styled or not)."""
+
+    words: str
+    value: str
+    code: bool = False
+
+
+EXIT_TEXT = {
+    0: "nothing regressed or failed unexpectedly (pass, known-broken, fixed or skipped)",
+    1: "something regressed or failed unexpectedly (REGRESSED, FAILING or INSTALL-ERROR)",
+}
+
+
+def run_facts(view: View) -> list[Fact]:
+    """The facts every report's header gives about the run, in order."""
+    results = view.results
+    run, summary = results.run, results.summary
+    candidates = [
+        Fact("run", run.id, code=True),
+        Fact("tier", run.tier or "", code=True),
+        Fact("", f"{len(view.combinations)} combinations × {len(view.case_ids)} cases"),
+        Fact("started", run.started),
+        Fact("repromatrix", run.repromatrix),
+        Fact("cases", (run.cases_commit or "")[:12], code=True),
+        Fact(run.matrix, run.matrix_sha256[:12], code=True),
+    ]
+    if summary and summary.baseline:
+        base = summary.baseline
+        candidates.append(
+            Fact("baseline: run", f"{base.get('run') or '?'} ({base.get('started')})")
+        )
+    else:
+        candidates.append(Fact("", "no baseline run"))
+    if summary and summary.known_issues:
+        # The registry's path without this machine's folders.
+        name = "/".join(summary.known_issues.replace("\\", "/").split("/")[-2:])
+        candidates.append(Fact("known issues:", name, code=True))
+    return [fact for fact in candidates if fact.value]
