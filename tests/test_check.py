@@ -18,13 +18,12 @@ from repromatrix.check import (
     Probe,
     check,
     parse_pin_option,
-    pin_text,
     unique_pins,
 )
 from repromatrix.environment import Environment, InstallError, Interpreter
 from repromatrix.errors import UserError
 from repromatrix.indexes import IndexSettings
-from repromatrix.pins import PinKind
+from repromatrix.pins import PinKind, pin_text
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from repromatrix.knownissues import parse_registry
 from repromatrix.results import CaseResult, CombinationResult, Results
 from repromatrix.triage import INSTALL, triage
+from repromatrix.verdicts import COLLECTION_ID
 
 CASE = "test_whisper_lora.py::test_lora_gets_gradients"
 
@@ -15,13 +17,11 @@ def combo(
     requested: dict[str, str] | None = None,
     resolved: dict[str, str] | None = None,
     status: str | None = None,
-    case_status: str | None = None,
     device: str = "cuda",
-    verdict: str | None = None,
 ) -> CombinationResult:
     requested = requested or {"torch": "system", "transformers": "latest", "peft": "0.17.1"}
     resolved = resolved or {"torch": "2.9.0+cu128", "transformers": "4.57.0", "peft": "0.17.1"}
-    cases = [CaseResult(id=CASE, status=case_status or outcome, outcome=outcome)] if outcome else []
+    cases = [CaseResult(id=CASE, status=outcome, outcome=outcome)] if outcome else []
     return CombinationResult(
         id=cid,
         tier="nightly",
@@ -30,7 +30,6 @@ def combo(
         status=status or ("passed" if outcome in ("passed", None) else "failed"),
         cases=cases,
         device=device,
-        verdict=verdict,
     )
 
 
@@ -58,15 +57,16 @@ def test_one_floating_pin_moved_to_a_newer_release_is_bisected() -> None:
         "first-bad",
     )
     assert request.case == CASE
-    # The others held at tonight's versions; the runner's own torch is left to it.
-    assert request.pins == ("peft==0.17.1",)
+    # The others held at tonight's versions; the runner's own torch (requested
+    # `system`, resolved 2.9.0+cu128) held as the runner's own, never from an index.
+    assert request.pins == ("torch=system", "peft==0.17.1")
     assert request.workflow_inputs(issue=12) == {
         "package": "transformers",
         "good": "4.57.0",
         "bad": "4.58.0",
         "find": "first-bad",
         "case": CASE,
-        "pins": "peft==0.17.1",
+        "pins": "torch=system peft==0.17.1",
         "issue": "12",
     }
 
@@ -138,9 +138,14 @@ def test_a_git_pin_dev_version_or_a_new_system_torch_is_not_bisected() -> None:
 
 
 def test_a_known_broken_failure_is_not_a_regression() -> None:
+    registry = parse_registry(
+        [{"case": CASE, "when": {"transformers": ">=4.58"}, "link": "https://x/issues/1"}],
+        "cases/known_issues.yaml",
+    )
     found = triage(
-        results(combo("x", "failed", case_status="known-broken", resolved=TONIGHT_RESOLVED)),
+        results(combo("x", "failed", resolved=TONIGHT_RESOLVED)),
         results(combo("x")),
+        registry=registry,
     )
     assert not found.regressed and not found.bisects
 
@@ -228,6 +233,35 @@ def test_a_combination_that_no_longer_installs_is_a_regression() -> None:
     assert [(r.case, r.now) for r in found.regressions] == [(INSTALL, "install-error")]
 
 
-def test_a_regressed_verdict_from_the_report_counts() -> None:
-    found = triage(results(combo("x", "failed", verdict="REGRESSED")), None)
+def test_a_regressed_verdict_counts_without_a_baseline() -> None:
+    """The verdicts call x REGRESSED (an older neighbour passes): the tracking issue
+    is opened on a first night too, though nothing is dispatched."""
+    older = combo("older", resolved={**TONIGHT_RESOLVED, "transformers": "4.57.0"})
+    found = triage(results(older, combo("x", "failed", resolved=TONIGHT_RESOLVED)), None)
     assert found.regressed and found.flagged == ["x"]
+    assert not found.bisects
+
+
+def test_cases_that_no_longer_collect_are_a_regression_bisected_with_a_real_case() -> None:
+    broken = combo("x", None, resolved=TONIGHT_RESOLVED, status="failed")
+    broken.cases = [CaseResult(id=COLLECTION_ID, status="error", outcome="error")]
+    found = triage(results(broken), results(combo("x")))
+    assert [(r.case, r.before, r.now) for r in found.regressions] == [
+        (COLLECTION_ID, "passed", "error")
+    ]
+    [request] = found.bisects
+    assert (request.package, request.good, request.bad, request.case) == (
+        "transformers",
+        "4.57.0",
+        "4.58.0",
+        CASE,  # the case that passed last night: bisect needs one that can run
+    )
+
+
+def test_a_pin_that_moved_back_is_not_bisected() -> None:
+    found = triage(
+        results(combo("x", "failed", resolved={**TONIGHT_RESOLVED, "transformers": "4.56.2"})),
+        results(combo("x")),
+    )
+    assert found.regressed and not found.bisects
+    assert "transformers moved back (4.57.0 -> 4.56.2)" in found.not_bisected[0]

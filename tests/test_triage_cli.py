@@ -145,3 +145,19 @@ def test_without_gh_the_commands_are_printed(nightly, tmp_path: Path) -> None:
     assert calls == []
     assert "gh is not installed; run: gh issue list" in stdout
     assert "run: gh workflow run bisect.yml -f package=transformers" in stdout
+
+
+def test_a_failure_the_registry_knows_is_not_a_regression(nightly, tmp_path: Path) -> None:
+    """triage judges as `report` does: with the known-issue registry."""
+    run, tonight, baseline = nightly
+    registry = tmp_path / "known_issues.yaml"
+    registry.write_text(
+        f"- case: '{CASE}'\n  when: {{transformers: '>=4.58'}}\n  link: https://x/issues/1\n"
+    )
+    summary = str(tonight / "summary.md")
+    calls, outputs, stdout = run(
+        *("--baseline", str(baseline), "--summary", summary, "--dispatch"),
+        *("--known-issues", str(registry)),
+    )
+    assert calls == [] and "regressed:" not in stdout
+    assert outputs == {"regressed": "false", "issue": "", "bisects": "0"}

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from reportdata import CASE_A, CASE_B, case, combination, results, versions
 
+from repromatrix.check import parse_pin_option
 from repromatrix.knownissues import parse_registry
-from repromatrix.verdicts import COLLECTION_ID, judge
+from repromatrix.pins import PinKind
+from repromatrix.verdicts import COLLECTION_ID, held_pins, judge
 
 REGISTRY = parse_registry(
     [
@@ -375,3 +377,69 @@ def test_a_baseline_regression_is_not_labelled_with_a_newer_neighbours_fix():
     assert change.transition is None  # the only transition is a 'fixed' one
     assert "same versions as then" in change.text
     assert judged.find("old").cases[0].transitions[0].direction == "fixed"  # still recorded
+
+
+# --------------------------------------------------------------------------- held pins
+
+
+def _gpu(combination_id: str, resolved: str, outcome: str, **requested: str):
+    """A GPU-tier combination: torch from the runner's CUDA image, unsloth kept out."""
+    stored = combination(
+        combination_id,
+        {"torch": "system", "transformers": "latest", "peft": "0.17.1", "unsloth": "null"},
+        [case(CASE_A, outcome)],
+    )
+    stored.requested.update(requested)
+    stored.resolved = {
+        "torch": "2.11.0+cu128",
+        "transformers": resolved,
+        "peft": "0.17.1",
+        "numpy": "2.4.6",
+    }
+    return stored
+
+
+def test_held_pins_keep_system_and_null_as_requested_and_the_rest_exact():
+    gpu = _gpu("gpu", "4.57.0", "passed")
+    assert held_pins(gpu, "transformers") == ["torch=system", "peft==0.17.1", "unsloth=null"]
+    # the moving package is never held; a local build stays exact
+    local = combination("cpu", versions("4.57.0", torch="2.13.0"))
+    local.resolved["torch"] = "2.13.0+cpu"
+    assert held_pins(local, "peft") == ["torch==2.13.0+cpu", "transformers==4.57.0"]
+    # every held pin is one the bisect's --pin accepts, meaning the same thing
+    parsed = {p.package: (p.kind, p.spec) for p in map(parse_pin_option, held_pins(gpu, "peft"))}
+    assert parsed == {
+        "torch": (PinKind.SYSTEM, "system"),
+        "transformers": (PinKind.EXACT, "4.57.0"),
+        "unsloth": (PinKind.ABSENT, ""),
+    }
+    assert parse_pin_option("torch==2.13.0+cpu").spec == "2.13.0+cpu"
+
+
+def test_held_pins_without_a_resolved_version_hold_the_request():
+    stored = combination("c", {"torch": "2.13.0", "transformers": ">=4.50", "peft": "0.17.1"})
+    stored.resolved = {"torch": "2.13.0+cpu"}  # transformers and peft missing
+    assert held_pins(stored, "torch") == ["transformers>=4.50", "peft==0.17.1"]
+    stored.requested["peft"] = "latest"
+    assert held_pins(stored, "transformers") == ["torch==2.13.0+cpu", "peft=latest"]
+
+
+def test_held_pins_hold_a_git_pin_at_its_url_not_its_dev_version():
+    stored = _gpu(
+        "main", "4.59.0.dev0", "passed", transformers="git+https://github.com/huggingface/t@main"
+    )
+    assert held_pins(stored, "peft") == [
+        "torch=system",
+        "transformers@git+https://github.com/huggingface/t@main",
+        "unsloth=null",
+    ]
+
+
+def test_a_gpu_transition_bisects_with_the_runners_own_torch():
+    judged = judge(results(_gpu("tf4.57", "4.57.0", "passed"), _gpu("tf4.58", "4.58.0", "failed")))
+    step = judged.find("tf4.58").cases[0].transitions[0]
+    assert step.pins == ["torch=system", "peft==0.17.1", "unsloth=null"]
+    assert step.held == {"torch": "2.11.0+cu128", "peft": "0.17.1"}  # the text shows versions
+    assert "--pin torch=system --pin peft==0.17.1 --pin unsloth=null --case" in step.bisect
+    assert "cu128" not in step.bisect
+    assert step.case == CASE_A

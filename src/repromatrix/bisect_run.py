@@ -37,12 +37,12 @@ from .bisect import (
 from .bisect_report import BisectRecord, StepRecord, github_repository, project_urls, verdict_line
 from .bisect_report import write as write_report
 from .candidates import Listing, list_releases
-from .check import CheckOptions, Probe, check, pin_text
+from .check import CheckOptions, Probe, check
 from .environment import Environment
 from .errors import UserError
 from .indexes import IndexSettings
 from .matrix import DEFAULT_PACKAGES
-from .pins import Pin, PinKind
+from .pins import Pin, PinKind, pin_text
 from .results import ResultsDir
 from .workflow import now
 

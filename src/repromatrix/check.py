@@ -28,7 +28,7 @@ from .bisect import Observation, Outcome
 from .environment import Environment, EnvRequest, EnvStore, InstallError
 from .errors import UserError
 from .indexes import IndexSettings
-from .pins import Pin, parse_pin
+from .pins import Pin, parse_pin, pin_text
 from .redact import machine_places, redact_text, shorten_paths
 from .runner import COLLECTION_ID, CaseRecord, CaseRunner, run_script
 
@@ -282,16 +282,3 @@ def run_check(options: CheckOptions, *, say: Log = print, tell: Log = print) -> 
 def pins_text(pins: Sequence[Pin]) -> str:
     """``torch==2.13.0 peft>=0.15`` for logs and reports."""
     return " ".join(pin_text(p) for p in pins)
-
-
-def pin_text(pin: Pin) -> str:
-    kind = pin.kind.value
-    if kind == "exact":
-        return f"{pin.package}=={pin.spec}"
-    if kind == "range":
-        return f"{pin.package}{pin.spec}"
-    if kind == "direct":
-        return f"{pin.package}@{redact_text(pin.spec)}"
-    if kind == "absent":
-        return f"{pin.package}=null"
-    return f"{pin.package}={pin.spec}"

@@ -2,7 +2,8 @@
 
 repromatrix ci-matrix --tier nightly [--slices 4]      the tier as job matrices
 repromatrix merge --into DIR SOURCE...                 per-job results -> one
-repromatrix triage --results DIR [--baseline DIR] ...  regressions, tracking
+repromatrix triage --results DIR [--baseline DIR] ...  verdicts (as `report`),
+                                                       regressions, tracking
                                                        issue, bisect dispatch
 """
 
@@ -14,6 +15,8 @@ from pathlib import Path
 
 from . import ci, github
 from .errors import UserError
+from .knownissues import FILE_NAME as KNOWN_ISSUES_FILE
+from .knownissues import load_registry
 from .matrix import load_matrix
 from .merge import merge
 from .results import load_results, write_json_atomic
@@ -54,6 +57,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
     triaging.add_argument("--results", type=Path, default=Path("reports/latest"))
     triaging.add_argument("--baseline", type=Path, help="last night's results (dir or file)")
+    triaging.add_argument(
+        "--known-issues",
+        type=Path,
+        metavar="FILE",
+        help="the known-issue registry, as `report` takes it "
+        f"(default: cases/{KNOWN_ISSUES_FILE} when it exists)",
+    )
     triaging.add_argument("--limit", type=int, default=5, help="bisects a night at most")
     triaging.add_argument(
         "--summary",
@@ -99,7 +109,12 @@ def run_command(args: argparse.Namespace) -> int | None:
 def _triage(args: argparse.Namespace) -> int:
     tonight = load_results(args.results)
     baseline = load_results(args.baseline) if args.baseline else None
-    found = triage(tonight, baseline, limit=args.limit)
+    # The verdicts `report` gave: same registry, same default.
+    registry = load_registry(
+        args.known_issues or Path("cases") / KNOWN_ISSUES_FILE,
+        required=args.known_issues is not None,
+    )
+    found = triage(tonight, baseline, limit=args.limit, registry=registry)
     folder = args.results if args.results.is_dir() else args.results.parent
     write_json_atomic(folder / "triage.json", found.dump())
 

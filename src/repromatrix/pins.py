@@ -22,6 +22,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from .redact import redact_text
+
 VCS_PREFIXES = ("git+", "hg+", "svn+", "bzr+")
 DIRECT_PREFIXES = (*VCS_PREFIXES, "https://", "http://", "file:")
 
@@ -98,3 +100,19 @@ def parse_pin(package: str, raw: object) -> Pin:
         raise ValueError(f"{raw!r} is not a version or specifier")
     # Keep the user's order of clauses (str(SpecifierSet) sorts them).
     return Pin(name, PinKind.RANGE, "".join(text.split()))
+
+
+def pin_text(pin: Pin) -> str:
+    """The pin as ``--pin`` takes it (check.parse_pin_option reads it back):
+    ``torch==2.13.0``, ``peft>=0.15``, ``torch=system``, ``unsloth=null``,
+    ``peft@git+https://...`` (credentials in a URL masked)."""
+    kind = pin.kind.value
+    if kind == "exact":
+        return f"{pin.package}=={pin.spec}"
+    if kind == "range":
+        return f"{pin.package}{pin.spec}"
+    if kind == "direct":
+        return f"{pin.package}@{redact_text(pin.spec)}"
+    if kind == "absent":
+        return f"{pin.package}=null"
+    return f"{pin.package}={pin.spec}"

@@ -64,12 +64,16 @@ class Transition(_Model):
     package: str
     good: str  # the version where the case passes
     bad: str  # the version where it fails
-    held: dict[str, str] = {}  # the other packages, as resolved (bisect pins them)
+    held: dict[str, str] = {}  # the other packages, as resolved (shown in ``text``)
     source: str = "neighbour"  # neighbour | baseline
     good_combination: str = ""
     bad_combination: str = ""
     text: str = ""  # "regressed between transformers 4.52.4 and 4.53.0 (torch 2.13.0, ...)"
     bisect: str = ""
+    # What the bisect holds fixed, as its --pin arguments (verdicts.held_pins):
+    # "torch=system", "peft==0.17.1", "unsloth=null".
+    pins: list[str] = []
+    case: str = ""  # the case the bisect runs ("" when none can: then no ``bisect`` either)
 
 
 class CaseResult(_Model):

@@ -1,37 +1,36 @@
-"""Culprit hunting without a person: which regressions of tonight's nightly can be
+"""Culprit hunting without a person: which regressions of tonight's nightly are
 handed to a bisect, and over which range.
 
-Two ways a failing case points at one package's releases:
+The rules that name a range are issue C's, in verdicts.py: tonight's results are
+judged against last night's (``verdicts.judge``), which gives every failing case its
+transitions, nearest first: the one package that moved since last night
+(``baseline_transition``), and the neighbours of tonight's run that differ in one
+package and pass (``Neighbours``), each with the pins that hold the rest
+(``held_pins``). This module only decides what the nightly does with them:
 
-1. **Last night**: the case passed in last night's results for the same
-   combination id (ids come from matrix.yaml, so they survive a floating pin
-   moving) and fails tonight, and exactly one *requested* package resolved to a
-   different version: that package moved from release A to a newer release B.
-   Bisect it over (A, B], the other requested packages held at tonight's versions.
-2. **A neighbour** (issue C's rule, applied to a new failure that rule 1 cannot
-   attribute): another combination of tonight's run that requests the same
-   packages, resolved them identically but for one, and passes the case. Bisect
-   that package between the two versions: first-bad when the failing side is the
-   newer, first-good (when was it fixed) when it is the older.
+- a regression is a case that passed last night and fails tonight (known-broken and
+  flaky are not), or a combination that no longer installs;
+- a case that fails tonight and did not run last night (new) may still be bisected
+  from a neighbour; one failing last night too was triaged then;
+- without last night's results nothing is new, so nothing is dispatched;
+- only a step between two final releases of a package the matrix installs is
+  bisected (bisect walks releases; a system torch comes from the runner's image);
+- one bisect per (package, range, case), at most ``limit`` a night;
+- everything not bisected gets a one-line reason.
 
-Everything else (two packages moved, a git pin whose version did not change, a
-system torch from a new image, pre-releases) is reported with the reason it was
-not bisected. Nothing here talks to GitHub: see github.py.
+Nothing here talks to GitHub: see github.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from .results import CaseResult, CombinationResult, Results
+from .knownissues import Registry
+from .results import CaseResult, CombinationResult, Results, Transition
+from .verdicts import FAILURES, changed_packages, judge
 
-PASSED = frozenset({"passed"})
-FAILED = frozenset({"failed", "error", "crashed", "timed-out"})
-# A failure inside a registered known-issue range is expected, not a regression.
-EXPECTED = frozenset({"known-broken"})
 INSTALL = "<install>"  # the "case" of a combination that no longer installs
 
 
@@ -39,7 +38,7 @@ INSTALL = "<install>"  # the "case" of a combination that no longer installs
 class Regression:
     combination: str
     case: str
-    before: str  # last night's outcome ("" when the case is new)
+    before: str  # last night's outcome
     now: str
 
 
@@ -52,7 +51,7 @@ class BisectRequest:
     bad: str
     find: str  # first-bad | first-good
     case: str
-    pins: tuple[str, ...]  # PKG==VER: the other requested packages, held fixed
+    pins: tuple[str, ...]  # --pin arguments holding the other packages (verdicts.held_pins)
     combination: str
     reason: str
 
@@ -79,9 +78,7 @@ class Triage:
     regressions: list[Regression] = field(default_factory=list)
     bisects: list[BisectRequest] = field(default_factory=list)
     not_bisected: list[str] = field(default_factory=list)  # one line each: what and why
-    flagged: list[str] = field(
-        default_factory=list
-    )  # combinations report's verdicts call REGRESSED
+    flagged: list[str] = field(default_factory=list)  # combinations the verdicts call REGRESSED
 
     @property
     def regressed(self) -> bool:
@@ -97,17 +94,20 @@ class Triage:
         }
 
 
-def outcome(case: CaseResult) -> str:
-    """What the case did, with a known-issue verdict kept (it is not a regression)."""
-    if case.status in EXPECTED:
-        return case.status
-    return case.outcome or case.status
-
-
-def triage(tonight: Results, baseline: Results | None, *, limit: int = 5) -> Triage:
+def triage(
+    tonight: Results,
+    baseline: Results | None,
+    *,
+    limit: int = 5,
+    registry: Registry | None = None,
+) -> Triage:
     """Regressions against ``baseline`` and at most ``limit`` bisects for them.
-    Without a baseline nothing is new, so nothing is dispatched (a first nightly
-    would otherwise bisect every old failure)."""
+
+    ``tonight`` is judged in place (``verdicts.judge`` with ``registry`` and
+    ``baseline``: the same verdicts ``repromatrix report`` gives with them). Without
+    a baseline nothing is new, so nothing is dispatched (a first nightly would
+    otherwise bisect every old failure)."""
+    judge(tonight, registry, baseline)
     found = Triage(flagged=[c.id for c in tonight.combinations if c.verdict == "REGRESSED"])
     if baseline is None:
         return found
@@ -117,22 +117,13 @@ def triage(tonight: Results, baseline: Results | None, *, limit: int = 5) -> Tri
             found.regressions.append(Regression(combo.id, INSTALL, "passed", "install-error"))
             found.not_bisected.append(f"{combo.id}: no longer installs ({combo.message})")
         for case in combo.cases:
-            now = outcome(case)
-            if now not in FAILED:
-                continue
-            old_case = _case(before, case.id) if before is not None else None
-            old = outcome(old_case) if old_case is not None else ""
-            if old in PASSED:
-                found.regressions.append(Regression(combo.id, case.id, old, now))
-                request, why = _from_last_night(combo, before, case.id)  # type: ignore[arg-type]
-            elif old == "":
-                request, why = None, "new case or combination"
-            else:
-                continue  # failed last night too: not new, already triaged then
-            if request is None:
-                neighbour, why_not = _from_neighbours(tonight, combo, case.id)
-                request = neighbour
-                why = f"{why}; {why_not}" if neighbour is None else why
+            if case.status not in FAILURES or case.change == "still-failing":
+                continue  # passing, skipped, flaky, known-broken; or triaged last night
+            if case.change == "regressed":
+                found.regressions.append(
+                    Regression(combo.id, case.id, case.baseline_status or "", case.status)
+                )
+            request, why = _culprit_hunt(combo, case, before)
             if request is None:
                 found.not_bisected.append(f"{combo.id} {case.id}: {why}")
             elif request.key not in {b.key for b in found.bisects}:
@@ -145,15 +136,81 @@ def triage(tonight: Results, baseline: Results | None, *, limit: int = 5) -> Tri
     return found
 
 
-def _case(combo: CombinationResult, case_id: str) -> CaseResult | None:
-    return next((c for c in combo.cases if c.id == case_id), None)
+def _culprit_hunt(
+    combo: CombinationResult, case: CaseResult, before: CombinationResult | None
+) -> tuple[BisectRequest | None, str]:
+    """The first of the case's transitions (nearest first) that a bisect can walk,
+    or why there is none."""
+    reasons = []
+    if case.change == "regressed" and before is not None:
+        if not any(t.source == "baseline" for t in case.transitions):
+            reasons.append(_no_single_step(combo, before))
+    else:
+        then = case.baseline_status
+        reasons.append(f"{then} last night" if then else "new case or combination")
+    for step in case.transitions:
+        why = _not_bisectable(combo, step)
+        if why is None:
+            return _request(combo, step), ""
+        reasons.append(why)
+    if not any(t.source == "neighbour" for t in case.transitions):
+        reasons.append("no passing neighbour differs in one package's version")
+    return None, "; ".join(reasons)
 
 
-def _release(version: str | None) -> Version | None:
-    """A final release version, or None (missing, a dev build of a git pin, a
-    pre-release, a local CUDA build): bisect walks released versions only."""
-    if not version:
-        return None
+def _no_single_step(combo: CombinationResult, before: CombinationResult) -> str:
+    """Why last night's run names no step (verdicts.baseline_transition gave none)."""
+    then, now = before.environment.python, combo.environment.python
+    if then != now:
+        return f"the cells' Python changed since last night ({then} -> {now})"
+    moved = changed_packages(combo, before)
+    if not moved:
+        return "no requested package moved since last night (a dependency, the cases?)"
+    if len(moved) > 1:
+        return f"{len(moved)} requested packages moved since last night: {', '.join(moved)}"
+    [(package, (old, new))] = moved.items()
+    return f"{package} is not installed on both nights ({old or 'none'} -> {new or 'none'})"
+
+
+def _not_bisectable(combo: CombinationResult, step: Transition) -> str | None:
+    """Triage's policy on one transition: None when a bisect can walk it."""
+    package, good, bad = step.package, step.good, step.bad
+    if combo.requested.get(package) == "system":
+        return f"{package} is the runner's own (system) copy; its releases cannot be bisected"
+    passes, fails = _release(good), _release(bad)
+    if passes is None or fails is None:
+        return f"{package} {good} -> {bad}, not between two releases"
+    if step.direction == "regressed" and fails <= passes:
+        return f"{package} moved back ({good} -> {bad})"
+    if not step.case:
+        return f"{package} {good} -> {bad}: no case passed on the good side to bisect with"
+    return None
+
+
+def _request(combo: CombinationResult, step: Transition) -> BisectRequest:
+    package, good, bad = step.package, step.good, step.bad
+    if step.source == "baseline":
+        reason = f"passed last night with {package} {good}, fails tonight with {bad}"
+    else:
+        reason = (
+            f"passes in {step.good_combination} with {package} {good}, "
+            f"fails in {step.bad_combination} with {bad}"
+        )
+    return BisectRequest(
+        package=package,
+        good=good,
+        bad=bad,
+        find="first-bad" if step.direction == "regressed" else "first-good",
+        case=step.case,
+        pins=tuple(step.pins),
+        combination=combo.id,
+        reason=reason,
+    )
+
+
+def _release(version: str) -> Version | None:
+    """A final release version, or None (a dev build of a git pin, a pre-release, a
+    local CUDA build): bisect walks released versions only."""
     try:
         parsed = Version(version)
     except InvalidVersion:
@@ -161,114 +218,3 @@ def _release(version: str | None) -> Version | None:
     if parsed.is_prerelease or parsed.is_devrelease or parsed.local:
         return None
     return parsed
-
-
-def _held_pins(combo: CombinationResult, moving: str) -> tuple[str, ...]:
-    """The other requested packages at the versions this combination resolved;
-    ``system`` and absent ones stay out (the bisect runner provides its own)."""
-    pins = []
-    for package, spec in combo.requested.items():
-        version = combo.resolved.get(package)
-        if package == moving or spec in ("system", "null") or _release(version) is None:
-            continue
-        pins.append(f"{package}=={version}")
-    return tuple(pins)
-
-
-def _moved(before: CombinationResult, now: CombinationResult) -> list[str]:
-    return [
-        package
-        for package in now.requested
-        if before.resolved.get(package) != now.resolved.get(package)
-    ]
-
-
-def _from_last_night(
-    combo: CombinationResult, before: CombinationResult, case_id: str
-) -> tuple[BisectRequest | None, str]:
-    moved = _moved(before, combo)
-    if not moved:
-        return None, "no requested package moved since last night (a dependency, the cases?)"
-    if len(moved) > 1:
-        return None, f"{len(moved)} requested packages moved since last night: {', '.join(moved)}"
-    package = moved[0]
-    if combo.requested.get(package) == "system":
-        return None, f"{package} is the runner's own (system) copy; its releases cannot be bisected"
-    old, new = before.resolved.get(package), combo.resolved.get(package)
-    good, bad = _release(old), _release(new)
-    if good is None or bad is None:
-        return None, f"{package} moved {old} -> {new}, not between two releases"
-    if bad <= good:
-        return None, f"{package} moved back ({old} -> {new})"
-    return (
-        BisectRequest(
-            package=package,
-            good=str(old),
-            bad=str(new),
-            find="first-bad",
-            case=case_id,
-            pins=_held_pins(combo, package),
-            combination=combo.id,
-            reason=f"passed last night with {package} {old}, fails tonight with {new}",
-        ),
-        "",
-    )
-
-
-def _from_neighbours(
-    run: Results, combo: CombinationResult, case_id: str
-) -> tuple[BisectRequest | None, str]:
-    """The closest passing neighbour that differs from ``combo`` in exactly one
-    requested package's resolved release."""
-    best: tuple[Version, BisectRequest] | None = None
-    for other in _passing_neighbours(run.combinations, combo, case_id):
-        differing = [p for p in combo.requested if other.resolved.get(p) != combo.resolved.get(p)]
-        if len(differing) != 1:
-            continue
-        package = differing[0]
-        failing, passing = (
-            _release(combo.resolved.get(package)),
-            _release(other.resolved.get(package)),
-        )
-        if failing is None or passing is None:
-            continue
-        find = "first-bad" if failing > passing else "first-good"
-        request = BisectRequest(
-            package=package,
-            good=str(passing),
-            bad=str(failing),
-            find=find,
-            case=case_id,
-            pins=_held_pins(combo, package),
-            combination=combo.id,
-            reason=(
-                f"passes in {other.id} with {package} {passing}, fails in {combo.id} with {failing}"
-            ),
-        )
-        distance = _distance(failing, passing)
-        if best is None or distance < best[0]:
-            best = (distance, request)
-    if best is None:
-        return None, "no passing neighbour differs in one package's release"
-    return best[1], ""
-
-
-def _passing_neighbours(
-    combos: Iterable[CombinationResult], combo: CombinationResult, case_id: str
-) -> Iterable[CombinationResult]:
-    for other in combos:
-        if other.id == combo.id or set(other.requested) != set(combo.requested):
-            continue
-        if other.device != combo.device:
-            continue  # a CPU pass says nothing about a GPU failure
-        case = _case(other, case_id)
-        if case is not None and outcome(case) in PASSED:
-            yield other
-
-
-def _distance(a: Version, b: Version) -> Version:
-    """An ordering key for 'how far apart': release tuples subtracted place by place."""
-    width = max(len(a.release), len(b.release))
-    pa = a.release + (0,) * (width - len(a.release))
-    pb = b.release + (0,) * (width - len(b.release))
-    return Version(".".join(str(abs(x - y)) for x, y in zip(pa, pb, strict=True)))

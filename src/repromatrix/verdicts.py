@@ -28,6 +28,7 @@ Combination verdict, first that applies
 
 from __future__ import annotations
 
+import functools
 import shlex
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from packaging.version import InvalidVersion, Version
 
 from .knownissues import Registry
+from .pins import Pin, PinKind, parse_pin, pin_text
 from .results import (
     CaseResult,
     Change,
@@ -227,6 +229,7 @@ def _version(text: str | None) -> Version | None:
 
 
 def _held(combination: CombinationResult, package: str) -> dict[str, str]:
+    """The other packages as resolved: what a transition's text shows."""
     held = {}
     for other in _packages(combination):
         version = _resolved(combination, other)
@@ -235,18 +238,61 @@ def _held(combination: CombinationResult, package: str) -> dict[str, str]:
     return held
 
 
+# Kinds of request whose resolved version names nothing an index can install.
+HELD_AS_REQUESTED = frozenset({PinKind.SYSTEM, PinKind.ABSENT, PinKind.DIRECT})
+
+
+def held_pins(combination: CombinationResult, moving: str) -> list[str]:
+    """The ``--pin`` arguments (cli_bisect.py's grammar) that hold every matrix package
+    but ``moving`` as ``combination`` had it, in column order:
+
+    - ``PKG=system`` where it asked for the runner's own copy: its resolved version
+      (2.11.0+cu128, from a CUDA image) is no index's to install;
+    - ``PKG=null`` where it asked for none;
+    - ``PKG@URL`` for a direct reference: what it resolved to (4.59.0.dev0 from git
+      main) is on no index either;
+    - else ``PKG==<resolved version>``, exactly (a local build such as 2.13.0+cpu too);
+      a package with no resolved version is held as it was requested.
+    """
+    pins = []
+    for package, spec in combination.requested.items():
+        if package == moving:
+            continue
+        requested = _requested_pin(package, spec)
+        version = _resolved(combination, package)
+        if requested is not None and (requested.kind in HELD_AS_REQUESTED or version is None):
+            pins.append(pin_text(requested))
+        elif version is not None:
+            pins.append(f"{package}=={version}")
+    return pins
+
+
+@functools.lru_cache(maxsize=4096)  # a matrix repeats few specs; judging asks often
+def _requested_pin(package: str, spec: str) -> Pin | None:
+    """A stored request (``str(Pin)``: null is "null") as a pin; None when it is not
+    the matrix's grammar (a file edited by hand)."""
+    try:
+        return parse_pin(package, None if spec == "null" else spec)
+    except ValueError:
+        return None
+
+
 def transition(
     *,
     direction: str,
     package: str,
     good: str,
     bad: str,
-    held: dict[str, str],
+    combination: CombinationResult,
     case_id: str,
     source: str,
     good_combination: str,
     bad_combination: str,
 ) -> Transition:
+    """The step of ``package`` from ``good`` to ``bad``, the others held as the failing
+    ``combination`` had them."""
+    held = _held(combination, package)
+    pins = held_pins(combination, package)
     low, high = (good, bad) if direction == "regressed" else (bad, good)
     others = ", ".join(f"{name} {version}" for name, version in held.items())
     text = f"{direction} between {package} {low} and {high}" + (f" ({others})" if others else "")
@@ -256,23 +302,25 @@ def transition(
         good=good,
         bad=bad,
         held=held,
+        pins=pins,
+        case=case_id,
         source=source,
         good_combination=good_combination,
         bad_combination=bad_combination,
         text=text,
-        bisect=bisect_command(package, good, bad, held, case_id, direction) if case_id else "",
+        bisect=bisect_command(package, good, bad, pins, case_id, direction) if case_id else "",
     )
 
 
 def bisect_command(
-    package: str, good: str, bad: str, held: dict[str, str], case_id: str, direction: str
+    package: str, good: str, bad: str, pins: Iterable[str], case_id: str, direction: str
 ) -> str:
     """Issue D's interface: the command that finds the culprit (or fixing) release."""
     parts = ["nox", "-s", "bisect", "--", "--package", package, "--good", good, "--bad", bad]
     if direction == "fixed":
         parts += ["--find", "first-good"]
-    for name, version in held.items():
-        parts += ["--pin", f"{name}=={version}"]
+    for pin in pins:
+        parts += ["--pin", pin]
     parts += ["--case", case_id]
     return shlex.join(parts)
 
@@ -293,7 +341,7 @@ def baseline_transition(
         package=package,
         good=old,
         bad=new,
-        held=_held(combination, package),
+        combination=combination,
         case_id=case_id if case_id != COLLECTION_ID else _first_passing(previous),
         source="baseline",
         good_combination=combination.id,
@@ -429,7 +477,7 @@ class Neighbours:
             package=package,
             good=self.signatures[good.id][package] or "",
             bad=self.signatures[bad.id][package] or "",
-            held=_held(combination, package),
+            combination=combination,
             case_id=bisect_case,
             source="neighbour",
             good_combination=good.id,
