@@ -1,21 +1,37 @@
 """Whisper full fine-tuning with gradient checkpointing (no adapters).
 
-Symptom as users saw it. Whisper's checkpointed encoder/decoder layers have broken more
-than once: a TypeError from the decoder's checkpointed forward
-(https://github.com/huggingface/transformers/issues/19537, fixed by
-https://github.com/huggingface/transformers/pull/19538 and
-https://github.com/huggingface/transformers/pull/19548), use_cache conflicts under
-checkpointing (https://github.com/huggingface/transformers/pull/22019), and the
-refactors of gradient checkpointing into GradientCheckpointingLayer since then. With
-every weight trainable, the conv stem and the token embedding require grad, so the
-frozen-input trap of the LoRA cases (test_whisper_lora.py) does not apply: any
-difference from the unchecked run here is a bug of checkpointing itself.
+Symptom as users saw it. Whisper fine-tuning with gradient checkpointing on stops at the
+first backward with
+
+    RuntimeError: Trying to backward through the graph a second time (or directly access
+    saved tensors after they have already been freed) ...
+
+raised from inside the checkpoint's own backward (torch/utils/checkpoint.py, or
+unsloth_zoo/gradient_checkpointing.py for unsloth's variant): unsloth#3592 (seed 003,
+transformers 4.56.2; "an old transformers version 4.51.3 works") and unsloth#2972
+("Downgrading the transformers library to 4.51.3 fixed it", transformers 4.53.2):
+https://github.com/unslothai/unsloth/issues/3592 ,
+https://github.com/unslothai/unsloth/issues/2972 . Older Whisper checkpointing breakage:
+https://github.com/huggingface/transformers/issues/19537 (fixed by #19538 / #19548).
+
+Why. From transformers 4.53.0 Whisper's encoder and decoder layers are
+GradientCheckpointingLayer, whose checkpointed call binds keyword arguments in a closure
+(functools.partial) and hands only the positional ones to torch.utils.checkpoint - its
+own docstring warns that inputs requiring grad must be positional under
+use_reentrant=True. WhisperDecoder passes encoder_hidden_states by keyword, so a
+reentrant checkpoint does not detach it: the recomputed backward of the first decoder
+layer runs on into the encoder's graph and frees it, and the second decoder layer finds
+it freed. With every weight trainable the encoder output requires grad, so full
+fine-tuning hits it with the library default (use_reentrant=True before 5.0.0). 5.0.0
+passes encoder_hidden_states positionally and defaults to use_reentrant=False
+(https://github.com/huggingface/transformers/pull/43203); unsloth_zoo 2025.11.4 rewrote
+WhisperDecoder's layer calls to positional arguments for its own reentrant checkpoint.
 
 What these cases assert: with checkpointing on (library default, reentrant,
 non-reentrant) a few micro-steps with gradient accumulation give finite losses and the
 same gradients, parameter for parameter, as without checkpointing (recomputation is
 deterministic on CPU); and the HF Seq2SeqTrainer with gradient_checkpointing=True
-completes two optimizer steps that move every trainable weight of encoder and decoder.
+completes two optimizer steps that move every layer weight of encoder and decoder.
 """
 
 from __future__ import annotations

@@ -130,7 +130,14 @@ def tiny_whisper(tokenizer, *, seed: int = SEED, d_model: int = 32, layers: int 
     return model
 
 
-def tiny_llama(*, seed: int = SEED, vocab_size: int = 128, hidden: int = 32, layers: int = 2):
+def tiny_llama(
+    *,
+    seed: int = SEED,
+    vocab_size: int = 128,
+    hidden: int = 32,
+    layers: int = 2,
+    positions: int = 128,
+):
     """A 2-layer LlamaForCausalLM, hidden size 32, random weights."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -141,7 +148,7 @@ def tiny_llama(*, seed: int = SEED, vocab_size: int = 128, hidden: int = 32, lay
         num_hidden_layers=layers,
         num_attention_heads=2,
         num_key_value_heads=2,
-        max_position_embeddings=128,
+        max_position_embeddings=positions,
         pad_token_id=0,
         bos_token_id=1,
         eos_token_id=2,
@@ -213,8 +220,10 @@ def llama_tokenizer(folder: Path):
 
 
 def save_llama_checkpoint(folder: Path, *, seed: int = SEED) -> Path:
+    """A tiny Llama + tokenizer; 1024 positions, so that a loader may ask for a
+    max_seq_length of 1024 (unsloth's offloading checkpoint starts at 512)."""
     tokenizer = llama_tokenizer(folder / "tokenizer-source")
-    model = tiny_llama(seed=seed, vocab_size=len(tokenizer))
+    model = tiny_llama(seed=seed, vocab_size=len(tokenizer), positions=1024)
     model.config.pad_token_id = tokenizer.pad_token_id
     model.config.bos_token_id = tokenizer.bos_token_id
     model.config.eos_token_id = tokenizer.eos_token_id
