@@ -5,14 +5,34 @@ pass or a failure:
 
     @pytest.mark.gpu                          a CUDA device
     @pytest.mark.requires("peft>=0.14")       installed versions
+    @pytest.mark.unsloth                      an installed unsloth; a case that finds it
+                                              cannot start here (no accelerator and no CPU
+                                              backend) skips with unsloth's own words
+
+The tiny models and synthetic data live in tiny.py (plain functions, also used by the
+scripts/ that run in a fresh interpreter); the fixtures here build them once per
+interpreter where building is not free (tokenizer files, saved checkpoints).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+
+CASES = Path(__file__).parent
+
+# A case must never reach a model hub: everything is built here or saved to a temp dir.
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+os.environ.update(OFFLINE)
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def _installed(name: str) -> str | None:
@@ -33,6 +53,10 @@ def unmet_requirement(spec: str) -> str | None:
     return None
 
 
+# Why unsloth cannot start in this cell, once a case has found out (one import is enough).
+_UNSLOTH_UNUSABLE: dict[str, str] = {}
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     for marker in item.iter_markers("requires"):
         for spec in marker.args:
@@ -44,3 +68,96 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
         if not torch.cuda.is_available():
             pytest.skip("requires a CUDA GPU; this host has none")
+    if item.get_closest_marker("unsloth"):
+        if _installed("unsloth") is None:
+            pytest.skip("needs unsloth; it is not installed")
+        if "reason" in _UNSLOTH_UNUSABLE:
+            pytest.skip(_UNSLOTH_UNUSABLE["reason"])
+
+
+# --------------------------------------------------------------------------- fresh interpreters
+
+# What unsloth says when it has neither an accelerator nor a CPU backend (releases before
+# 2026.10.9 on a CPU-only host): the case cannot run here, which is a skip, not a failure.
+NO_ACCELERATOR = "cannot find any torch accelerator"
+
+
+@dataclass
+class ScriptResult:
+    """What a scripts/*.py run reported (its last stdout line is one JSON object)."""
+
+    returncode: int
+    report: dict = field(default_factory=dict)
+    output: str = ""
+
+    @property
+    def stage(self) -> str:
+        return self.report.get("stage", "crashed")
+
+
+def run_script(name: str, *args: str, timeout: float = 240.0) -> ScriptResult:
+    """Run cases/scripts/<name> with this cell's interpreter, offline, in its own process
+    (unsloth patches transformers when imported: it must not leak into other cases)."""
+    env = {**os.environ, **OFFLINE, "PYTHONPATH": str(CASES), "PYTHONUNBUFFERED": "1"}
+    done = subprocess.run(
+        [sys.executable, str(CASES / "scripts" / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=CASES,
+    )
+    output = done.stdout + done.stderr
+    report: dict = {}
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                report = json.loads(line)
+                break
+            except json.JSONDecodeError:
+                continue
+    return ScriptResult(done.returncode, report, output)
+
+
+def skip_if_unsloth_cannot_start(result: ScriptResult) -> None:
+    """An import-time "no accelerator" from unsloth becomes this case's (and every later
+    unsloth case's) skip reason, in unsloth's words."""
+    if result.stage != "import":
+        return
+    message = result.report.get("error", "")
+    if NO_ACCELERATOR in message:
+        version = _installed("unsloth")
+        reason = f"unsloth {version} cannot start on this host: {message.strip()}"
+        _UNSLOTH_UNUSABLE["reason"] = reason
+        pytest.skip(reason)
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="session")
+def whisper_processor(tmp_path_factory):
+    """The real WhisperFeatureExtractor + a tiny byte-level WhisperTokenizer."""
+    import tiny
+
+    return tiny.whisper_processor(tmp_path_factory.mktemp("whisper-tokenizer"))
+
+
+@pytest.fixture(scope="session")
+def whisper_checkpoint(tmp_path_factory, whisper_processor) -> Path:
+    """A tiny Whisper saved with save_pretrained, with the processor files a loader needs."""
+    import tiny
+
+    folder = tmp_path_factory.mktemp("tiny-whisper")
+    tiny.save_whisper_checkpoint(folder, whisper_processor)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def llama_checkpoint(tmp_path_factory) -> Path:
+    """A tiny Llama saved with save_pretrained, with a tokenizer AutoTokenizer can load."""
+    import tiny
+
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    tiny.save_llama_checkpoint(folder)
+    return folder

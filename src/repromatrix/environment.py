@@ -69,6 +69,7 @@ class EnvRequest:
     python: str | None = None
     index: IndexSettings = field(default_factory=IndexSettings)
     exclude_newer: str | None = None
+    overrides: tuple[str, ...] = ()  # uv --override: replace what any package requires
     env: tuple[tuple[str, str], ...] = ()
     tooling: tuple[str, ...] = CELL_TOOLING
 
@@ -83,6 +84,7 @@ class EnvRequest:
                 find_links=combo.find_links,
             ),
             exclude_newer=combo.exclude_newer,
+            overrides=combo.overrides,
             env=combo.env,
         )
 
@@ -309,6 +311,9 @@ class EnvStore:
         ]
         if request.exclude_newer:
             args += ["--exclude-newer", request.exclude_newer]
+        if request.overrides:
+            overrides = _write_overrides(stubs.parent / "_overrides", request.overrides)
+            args += ["--override", str(overrides)]
         for pin in request.pins:
             if pin.kind in (PinKind.ABSENT, PinKind.SYSTEM):
                 args += ["--no-emit-package", pin.package]
@@ -422,12 +427,27 @@ def _identity_document(
         "index": request.index.identity(),
         "exclude_newer": request.exclude_newer,
         "env": sorted(request.env),
+        # Only when set, so that the identity of every other environment stays as it was.
+        **({"overrides": sorted(request.overrides)} if request.overrides else {}),
     }
 
 
 def _identity(request: EnvRequest, interpreter: Interpreter, system: dict, lock: str) -> str:
     document = _identity_document(request, interpreter, system, lock)
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+
+
+def _write_overrides(folder: Path, overrides: tuple[str, ...]) -> Path:
+    """The overrides as a requirements file for uv, named by its content (runs in
+    parallel never write each other's)."""
+    text = "".join(f"{line}\n" for line in sorted(overrides))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"overrides-{hashlib.sha256(text.encode()).hexdigest()[:16]}.txt"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    return path
 
 
 def _write_stub_wheel(folder: Path, name: str, version: str) -> None:

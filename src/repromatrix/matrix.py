@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -85,6 +86,10 @@ class Settings(BaseModel):
     extra_index_urls: tuple[str, ...] | None = None
     find_links: tuple[str, ...] | None = None
     exclude_newer: str | None = None
+    # Requirements that replace what any package asks for (uv's --override), for a
+    # release whose metadata cannot be met as published (unsloth 2026.10.9 requires a
+    # certifi that no index has).
+    overrides: tuple[str, ...] | None = None
     env: dict[str, str] | None = None
     tags: tuple[str, ...] | None = None
     cases: tuple[str, ...] | None = None
@@ -100,6 +105,16 @@ class Settings(BaseModel):
             (datetime if "T" in value else date).fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             raise ValueError(f"{value!r} is not an ISO date (2025-11-15) or datetime") from None
+        return value
+
+    @field_validator("overrides")
+    @classmethod
+    def _are_requirements(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        for text in value or ():
+            try:
+                Requirement(text)
+            except InvalidRequirement:
+                raise ValueError(f"{text!r} is not a requirement, e.g. 'certifi>=2026.1'") from None
         return value
 
     @field_validator("python", mode="before")
@@ -139,6 +154,7 @@ class Combination:
     extra_index_urls: tuple[str, ...] = ()
     find_links: tuple[str, ...] = ()
     exclude_newer: str | None = None
+    overrides: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     tags: tuple[str, ...] = ()
     cases: tuple[str, ...] = ()
@@ -516,6 +532,7 @@ def _combination(
         extra_index_urls=tuple(s.get("extra_index_urls") or ()),
         find_links=tuple(s.get("find_links") or ()),
         exclude_newer=s.get("exclude_newer"),
+        overrides=tuple(s.get("overrides") or ()),
         env=tuple(sorted((s.get("env") or {}).items())),
         tags=tuple(s.get("tags") or ()),
         cases=tuple(s.get("cases") or ()),
