@@ -170,3 +170,16 @@ def test_an_unknown_selection_is_one_error_not_a_loop(light_env, cases, tmp_path
     assert by_id[COLLECTION_ID].outcome == "error"
     assert "test_nope.py" in by_id[COLLECTION_ID].message
     assert result.interpreters <= 2
+
+
+def test_failures_the_caller_expects_are_not_rerun(light_env, cases, tmp_path):
+    runner = CaseRunner(light_env, cases, log_path=tmp_path / "cases.log")
+    result = runner.run(
+        ["test_basic.py::test_fails", "test_crash.py::test_segfaults"],
+        tmp_path / "records.jsonl",
+        reruns=2,
+        rerun_wanted=lambda case_id: case_id != "test_basic.py::test_fails",
+    )
+    attempts = {case.id: case.attempts for case in result.cases}
+    assert attempts["test_basic.py::test_fails"] == ["failed"]
+    assert attempts["test_crash.py::test_segfaults"] == ["crashed", "crashed", "crashed"]

@@ -95,12 +95,20 @@ class CaseRunner:
 
     # ------------------------------------------------------------------ public
 
-    def run(self, selection: Sequence[str], records_path: Path, *, reruns: int = 0) -> CaseRun:
+    def run(
+        self,
+        selection: Sequence[str],
+        records_path: Path,
+        *,
+        reruns: int = 0,
+        rerun_wanted: Callable[[str], bool] = lambda _case_id: True,
+    ) -> CaseRun:
         """Run the selection (pytest node ids or paths, relative to cases/; all of it
-        when empty), resuming from whatever ``records_path`` already holds."""
+        when empty), resuming from whatever ``records_path`` already holds. Failing
+        cases that ``rerun_wanted`` accepts run again, up to ``reruns`` times."""
         first = self._run_to_completion(list(selection), records_path)
         if reruns > 0:
-            self._rerun_failures(first, records_path, reruns)
+            self._rerun_failures(first, records_path, reruns, rerun_wanted)
         return first
 
     # ------------------------------------------------------------------ passes
@@ -123,11 +131,18 @@ class CaseRunner:
         cases = [state.finished[i] for i in state.order() if i in state.finished]
         return CaseRun(cases=cases, collected=state.collected or [], interpreters=interpreters)
 
-    def _rerun_failures(self, first: CaseRun, records_path: Path, reruns: int) -> None:
+    def _rerun_failures(
+        self,
+        first: CaseRun,
+        records_path: Path,
+        reruns: int,
+        wanted: Callable[[str], bool],
+    ) -> None:
         by_id = {case.id: case for case in first.cases}
+        candidates = [c.id for c in first.cases if "::" in c.id and wanted(c.id)]
         for attempt in range(1, reruns + 1):
             # A case that passed once is flaky already: no need to run it again.
-            failing = [c.id for c in first.cases if c.outcome in FAILING and "::" in c.id]
+            failing = [i for i in candidates if by_id[i].outcome in FAILING]
             if not failing:
                 return
             path = records_path.with_suffix(f".rerun{attempt}.jsonl")

@@ -22,6 +22,7 @@ from . import __version__, host, scheduler
 from .environment import EnvRequest, EnvStore, InstallError
 from .errors import UserError
 from .indexes import IndexSettings
+from .knownissues import Registry
 from .matrix import Combination, Matrix, load_matrix
 from .redact import portable_argv, redact_env, redact_text
 from .reports import Reporting
@@ -92,11 +93,13 @@ class MatrixRun:
         out: ResultsDir,
         *,
         say: Callable[[str], None] = print,
+        registry: Registry | None = None,
     ) -> None:
         self.matrix = matrix
         self.options = options
         self.out = out
         self.say = say
+        self.registry = registry or Registry()
         self.store = EnvStore(options.env_dir)
         self.index = IndexSettings.from_environment()
         self.cases_root = (options.cases or matrix.path.parent / "cases").resolve()
@@ -192,7 +195,14 @@ class MatrixRun:
             ),
         )
         selection = self.options.selection or list(combo.cases)
-        ran = runner.run(selection, records, reruns=self.options.reruns)
+        # A failure inside a registered known-issue range is expected: rerunning it
+        # to tell flaky from broken would only pay the imports again.
+        ran = runner.run(
+            selection,
+            records,
+            reruns=self.options.reruns,
+            rerun_wanted=lambda case_id: self.registry.match(result, case_id) is None,
+        )
         result.cases = [_case_result(r) for r in ran.cases]
         result.status = combination_status(result.cases)
         return self._finish(result, clock)
@@ -235,7 +245,7 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
     )
     out = ResultsDir(options.results.resolve())
     with out.claimed(options.mode):  # type: ignore[arg-type]
-        runner = MatrixRun(matrix, options, out, say=display.line)
+        runner = MatrixRun(matrix, options, out, say=display.line, registry=reporting.registry)
         info = runner.run_info(now())
         done = read_combinations(out.path) if options.mode == "resume" else {}
         order = [c.id for c in matrix.combinations()]
