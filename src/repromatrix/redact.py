@@ -108,14 +108,14 @@ def machine_places(**named: str | os.PathLike[str] | None) -> dict[str, str]:
     return places
 
 
+def portable_path(path: str | os.PathLike[str], cwd: str | None = None) -> str:
+    """A path fit for a report: relative to the working directory when it lies
+    inside it, else just its name (a folder of this machine means nothing elsewhere)."""
+    absolute = os.path.abspath(os.fspath(path))
+    relative = os.path.relpath(absolute, cwd or os.getcwd())
+    return relative if not relative.startswith("..") else os.path.basename(absolute)
+
+
 def portable_argv(argv: list[str], cwd: str | None = None) -> list[str]:
-    """A command line fit for a report: absolute paths become relative to the
-    working directory, or '.../<name>' when they lie outside it."""
-    cwd = cwd or os.getcwd()
-    out = []
-    for arg in argv:
-        if os.path.isabs(arg):
-            relative = os.path.relpath(arg, cwd)
-            arg = relative if not relative.startswith("..") else f".../{os.path.basename(arg)}"
-        out.append(redact_text(arg))
-    return out
+    """A command line fit for a report: absolute paths made portable, secrets masked."""
+    return [redact_text(portable_path(a, cwd) if os.path.isabs(a) else a) for a in argv]

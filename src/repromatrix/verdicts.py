@@ -38,6 +38,7 @@ from packaging.version import InvalidVersion, Version
 
 from .knownissues import Registry
 from .pins import Pin, PinKind, parse_pin, pin_text
+from .redact import portable_path
 from .results import (
     CaseResult,
     Change,
@@ -147,7 +148,7 @@ def judge(
             if baseline is not None
             else None
         ),
-        known_issues=registry.source,
+        known_issues=portable_path(registry.source) if registry.source else None,
     )
     return results
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from ..errors import UserError
 from ..knownissues import FILE_NAME as KNOWN_ISSUES_FILE
 from ..knownissues import Registry, load_registry
+from ..redact import portable_path
 from ..results import Results, ResultsDir, load_results, write_text_atomic
 from ..verdicts import UNEXPECTED, judge
 from . import environment, github, html, junit, markdown, results_json
@@ -55,7 +56,7 @@ class Reporting:
         return cls(
             registry=registry,
             baseline=previous,
-            baseline_name=_shown(baseline) if baseline is not None else None,
+            baseline_name=portable_path(baseline) if baseline is not None else None,
             issue=issue,
         )
 
@@ -181,11 +182,3 @@ def _terminal_path(path: Path) -> str:
     except ValueError:
         return str(path)
 
-
-def _shown(path: Path) -> str:
-    """A path for a report: relative to the working directory, or just its name."""
-    path = Path(path)
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return path.name
