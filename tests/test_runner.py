@@ -7,6 +7,7 @@ skip, crash the interpreter, hang, or fail only on their first run.
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -183,3 +184,13 @@ def test_failures_the_caller_expects_are_not_rerun(light_env, cases, tmp_path):
     attempts = {case.id: case.attempts for case in result.cases}
     assert attempts["test_basic.py::test_fails"] == ["failed"]
     assert attempts["test_crash.py::test_segfaults"] == ["crashed", "crashed", "crashed"]
+
+
+def test_relative_paths_are_taken_from_the_callers_directory(
+    light_env, cases, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    runner = CaseRunner(light_env, "cases", log_path=Path("logs.txt"))
+    result = runner.run(["test_crash.py::test_before"], Path("out") / "records.jsonl")
+    assert [case.outcome for case in result.cases] == ["passed"]
+    assert (tmp_path / "out" / "records.jsonl").exists() and (tmp_path / "logs.txt").exists()

@@ -85,11 +85,12 @@ class CaseRunner:
         on_case: Progress | None = None,
     ) -> None:
         self.env = env
-        self.cases_root = Path(cases_root)
+        # Absolute: pytest runs with cases/ as its working directory.
+        self.cases_root = Path(cases_root).resolve()
         self.case_timeout = case_timeout
         self.extra_env = dict(extra_env)
         self.workers = workers
-        self.log_path = log_path
+        self.log_path = log_path.resolve() if log_path is not None else None
         self.on_case = on_case or (lambda _record: None)
         self.places = machine_places(env=env.root, cases=self.cases_root, harness=PLUGIN_DIR)
 
@@ -106,6 +107,7 @@ class CaseRunner:
         """Run the selection (pytest node ids or paths, relative to cases/; all of it
         when empty), resuming from whatever ``records_path`` already holds. Failing
         cases that ``rerun_wanted`` accepts run again, up to ``reruns`` times."""
+        records_path = records_path.resolve()  # the cell writes it from inside cases/
         first = self._run_to_completion(list(selection), records_path)
         if reruns > 0:
             self._rerun_failures(first, records_path, reruns, rerun_wanted)
