@@ -181,14 +181,15 @@ def combination_status(cases: list[CaseResult]) -> str:
 # --------------------------------------------------------------------------- files
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
     """Write-then-rename: a reader (or a kill -9) never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # mkstemp makes the file private (0600); a report is for everyone to read.
+        os.fchmod(fd, 0o644)
         with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, indent=2, sort_keys=False)
-            handle.write("\n")
+            handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -197,16 +198,8 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def write_json_atomic(path: Path, data: Any) -> None:
+    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
 def write_combination(results_dir: Path, result: CombinationResult) -> Path:
