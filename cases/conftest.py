@@ -132,6 +132,21 @@ def skip_if_unsloth_cannot_start(result: ScriptResult) -> None:
         pytest.skip(reason)
 
 
+def unsloth_recipe(script: str, checkpoint: Path, workdir: Path) -> dict:
+    """Run an unsloth recipe of cases/scripts to its end and return its report; a host
+    or release that cannot run it makes the case skip with the reason, a recipe that
+    stops early fails it with the error and traceback."""
+    result = run_script(script, str(checkpoint), str(workdir))
+    skip_if_unsloth_cannot_start(result)
+    if result.stage == "unsupported":
+        pytest.skip(result.report["reason"])
+    assert result.stage == "done", (
+        f"failed at {result.stage}: {result.report.get('error_type')}: "
+        f"{result.report.get('error')}\n{result.report.get('traceback') or result.output[-3000:]}"
+    )
+    return result.report
+
+
 # --------------------------------------------------------------------------- fixtures
 
 

@@ -19,21 +19,13 @@ Skipped with unsloth's own reason where unsloth cannot start.
 from __future__ import annotations
 
 import pytest
-from conftest import run_script, skip_if_unsloth_cannot_start
+from conftest import unsloth_recipe
 
 pytestmark = [pytest.mark.unsloth, pytest.mark.requires("transformers>=4.46", "peft")]
 
 
 def test_unsloth_llama_lora_trainer(llama_checkpoint, tmp_path):
-    result = run_script("unsloth_llama_lora.py", str(llama_checkpoint), str(tmp_path))
-    skip_if_unsloth_cannot_start(result)
-    if result.stage == "unsupported":
-        pytest.skip(result.report["reason"])
-    assert result.stage == "done", (
-        f"failed at {result.stage}: {result.report.get('error_type')}: "
-        f"{result.report.get('error')}\n{result.report.get('traceback') or result.output[-3000:]}"
-    )
-    report = result.report
+    report = unsloth_recipe("unsloth_llama_lora.py", llama_checkpoint, tmp_path)
     assert report["losses"] and all(report["finite"]), f"losses: {report['losses']}"
     total, unmoved = report["lora"]["model"]["total"], report["lora"]["model"]["unmoved"]
     assert total > 0, "no LoRA matrix: get_peft_model targeted nothing"

@@ -35,21 +35,13 @@ models only).
 from __future__ import annotations
 
 import pytest
-from conftest import run_script, skip_if_unsloth_cannot_start
+from conftest import unsloth_recipe
 
 pytestmark = [pytest.mark.unsloth, pytest.mark.requires("transformers>=4.46", "peft")]
 
 
 def test_unsloth_whisper_lora_seq2seq_trainer(whisper_checkpoint, tmp_path):
-    result = run_script("unsloth_whisper_lora.py", str(whisper_checkpoint), str(tmp_path))
-    skip_if_unsloth_cannot_start(result)
-    if result.stage == "unsupported":
-        pytest.skip(result.report["reason"])
-    assert result.stage == "done", (
-        f"failed at {result.stage}: {result.report.get('error_type')}: "
-        f"{result.report.get('error')}\n{result.report.get('traceback') or result.output[-3000:]}"
-    )
-    report = result.report
+    report = unsloth_recipe("unsloth_whisper_lora.py", whisper_checkpoint, tmp_path)
     assert report["losses"] and all(report["finite"]), f"losses: {report['losses']}"
     for part in ("encoder", "decoder"):
         total, unmoved = report["lora"][part]["total"], report["lora"][part]["unmoved"]
