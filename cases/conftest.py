@@ -147,6 +147,17 @@ def unsloth_recipe(script: str, checkpoint: Path, workdir: Path) -> dict:
     return result.report
 
 
+# How a user turns gradient checkpointing on: the library's default, or an explicit
+# use_reentrant (gradient_checkpointing_kwargs). OFF: the run without checkpointing.
+OFF = "off"
+CHECKPOINTING = [
+    pytest.param(None, id="default"),
+    pytest.param({"use_reentrant": True}, id="reentrant"),
+    pytest.param({"use_reentrant": False}, id="non-reentrant"),
+]
+TRAINER_CHECKPOINTING = [CHECKPOINTING[0], CHECKPOINTING[2]]
+
+
 # --------------------------------------------------------------------------- fixtures
 
 

@@ -34,15 +34,9 @@ import math
 import pytest
 import tiny
 import torch
+from conftest import CHECKPOINTING, OFF, TRAINER_CHECKPOINTING
 
 pytestmark = pytest.mark.requires("transformers>=4.46", "peft>=0.13")
-
-OFF = "off"
-CHECKPOINTING = [
-    pytest.param(None, id="default"),
-    pytest.param({"use_reentrant": True}, id="reentrant"),
-    pytest.param({"use_reentrant": False}, id="non-reentrant"),
-]
 
 
 def _lora_llama(checkpointing, *, enable_first: bool):
@@ -109,10 +103,7 @@ def test_checkpointing_enabled_before_get_peft_model(reference, checkpointing):
     _assert_like_reference(_train(checkpointing, enable_first=True), reference)
 
 
-@pytest.mark.parametrize(
-    "checkpointing_kwargs",
-    [pytest.param(None, id="default"), pytest.param({"use_reentrant": False}, id="non-reentrant")],
-)
+@pytest.mark.parametrize("checkpointing_kwargs", TRAINER_CHECKPOINTING)
 def test_trainer_gradient_checkpointing_trains_lora(tmp_path, checkpointing_kwargs):
     """transformers#42489: get_peft_model, then Trainer(gradient_checkpointing=True),
     two optimizer steps of two micro-batches. Every LoRA matrix must have moved."""

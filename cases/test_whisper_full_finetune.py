@@ -41,6 +41,7 @@ import math
 import pytest
 import tiny
 import torch
+from conftest import CHECKPOINTING
 
 pytestmark = pytest.mark.requires("transformers>=4.46")
 
@@ -67,14 +68,7 @@ def reference(whisper_processor) -> dict:
     return _train(whisper_processor, None, enabled=False)
 
 
-@pytest.mark.parametrize(
-    "checkpointing",
-    [
-        pytest.param(None, id="default"),
-        pytest.param({"use_reentrant": True}, id="reentrant"),
-        pytest.param({"use_reentrant": False}, id="non-reentrant"),
-    ],
-)
+@pytest.mark.parametrize("checkpointing", CHECKPOINTING)
 def test_full_finetune_gradients_match_unchecked_run(whisper_processor, reference, checkpointing):
     run = _train(whisper_processor, checkpointing)
     assert all(math.isfinite(x) for x in run["losses"]), f"non-finite loss: {run['losses']}"
@@ -91,22 +85,9 @@ def test_full_finetune_gradients_match_unchecked_run(whisper_processor, referenc
 def test_seq2seq_trainer_full_finetune(whisper_processor, tmp_path):
     """Seq2SeqTrainer, gradient_checkpointing=True (library default kwargs), batch 1,
     gradient_accumulation_steps=2, two optimizer steps over synthetic audio."""
-    from transformers import Seq2SeqTrainer
-
     model = tiny.tiny_whisper(whisper_processor.tokenizer)
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
-    trainer = Seq2SeqTrainer(
-        model=model,
-        args=tiny.training_arguments(
-            tmp_path, seq2seq=True, gradient_checkpointing=True, learning_rate=1e-3
-        ),
-        train_dataset=tiny.ListDataset(tiny.speech_examples(whisper_processor, 4)),
-        data_collator=tiny.DataCollatorSpeechSeq2SeqWithPadding(processor=whisper_processor),
-        processing_class=whisper_processor.feature_extractor,
-    )
-    trainer.train()
-
-    losses = tiny.logged_losses(trainer)
+    losses = tiny.train_seq2seq(model, whisper_processor, tmp_path, learning_rate=1e-3)
     assert len(losses) == 2 and all(math.isfinite(x) for x in losses), f"losses: {losses}"
     # Weights that take part in every forward; embed_positions of the encoder is fixed
     # (sinusoidal, requires_grad False) and skipped for that reason.

@@ -45,16 +45,10 @@ import math
 import pytest
 import tiny
 import torch
+from conftest import CHECKPOINTING, OFF, TRAINER_CHECKPOINTING
 
 pytestmark = pytest.mark.requires("transformers>=4.46", "peft>=0.13")
 
-# How the user turns checkpointing on: the library's default, or an explicit choice.
-OFF = "off"
-CHECKPOINTING = [
-    pytest.param(None, id="default"),
-    pytest.param({"use_reentrant": True}, id="reentrant"),
-    pytest.param({"use_reentrant": False}, id="non-reentrant"),
-]
 MICRO_BATCHES = 4
 ACCUMULATION = 2  # two optimizer steps of two micro-batches each
 
@@ -142,10 +136,7 @@ def test_lora_gets_gradients_when_checkpointing_is_enabled_first(
     _assert_trains_like_reference(run, reference)
 
 
-@pytest.mark.parametrize(
-    "checkpointing_kwargs",
-    [pytest.param(None, id="default"), pytest.param({"use_reentrant": False}, id="non-reentrant")],
-)
+@pytest.mark.parametrize("checkpointing_kwargs", TRAINER_CHECKPOINTING)
 def test_seq2seq_trainer_trains_lora(whisper_processor, tmp_path, checkpointing_kwargs):
     """The recipe of unsloth#3592 without unsloth: get_peft_model on q_proj/v_proj, the
     seed's DataCollatorSpeechSeq2SeqWithPadding over synthetic audio through the real
@@ -153,26 +144,12 @@ def test_seq2seq_trainer_trains_lora(whisper_processor, tmp_path, checkpointing_
     gradient_accumulation_steps=2, two optimizer steps. Expected: training completes with
     finite losses and every LoRA matrix, encoder and decoder, has moved."""
     from peft import get_peft_model
-    from transformers import Seq2SeqTrainer
 
     model = get_peft_model(tiny.tiny_whisper(whisper_processor.tokenizer), tiny.lora_config())
     before = {n: p.detach().clone() for n, p in tiny.lora_parameters(model).items()}
-    args = tiny.training_arguments(
-        tmp_path,
-        seq2seq=True,
-        gradient_checkpointing=True,
-        gradient_checkpointing_kwargs=checkpointing_kwargs,
+    losses = tiny.train_seq2seq(
+        model, whisper_processor, tmp_path, gradient_checkpointing_kwargs=checkpointing_kwargs
     )
-    trainer = Seq2SeqTrainer(
-        model=model,
-        args=args,
-        train_dataset=tiny.ListDataset(tiny.speech_examples(whisper_processor, 4)),
-        data_collator=tiny.DataCollatorSpeechSeq2SeqWithPadding(processor=whisper_processor),
-        processing_class=whisper_processor.feature_extractor,
-    )
-    trainer.train()
-
-    losses = tiny.logged_losses(trainer)
     assert len(losses) == 2 and all(math.isfinite(x) for x in losses), f"losses: {losses}"
     after = tiny.lora_parameters(model)
     moved = {n for n, p in after.items() if not torch.equal(p.detach(), before[n])}

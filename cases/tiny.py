@@ -411,3 +411,20 @@ def training_arguments(output_dir: Path, *, seq2seq: bool = False, **overrides: 
 
 def logged_losses(trainer) -> list[float]:
     return [float(entry["loss"]) for entry in trainer.state.log_history if "loss" in entry]
+
+
+def train_seq2seq(model, processor, output_dir: Path, **training: Any) -> list[float]:
+    """The seed's Seq2SeqTrainer recipe on synthetic speech: its collator, the real
+    feature extractor, batch 1 with gradient accumulation (training_arguments), and
+    gradient checkpointing on. Returns the logged losses."""
+    from transformers import Seq2SeqTrainer
+
+    trainer = Seq2SeqTrainer(
+        model=model,
+        args=training_arguments(output_dir, seq2seq=True, gradient_checkpointing=True, **training),
+        train_dataset=ListDataset(speech_examples(processor, 4)),
+        data_collator=DataCollatorSpeechSeq2SeqWithPadding(processor=processor),
+        processing_class=processor.feature_extractor,
+    )
+    trainer.train()
+    return logged_losses(trainer)
