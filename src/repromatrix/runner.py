@@ -332,7 +332,6 @@ class _Follower:
 class _State:
     collected: list[str] | None
     finished: dict[str, CaseRecord]
-    started: list[str]
 
     def remaining(self) -> list[str]:
         return [i for i in self.collected or () if i not in self.finished]
@@ -345,7 +344,6 @@ class _State:
 def _read_records(path: Path, places: Mapping[str, str]) -> _State:
     collected: list[str] | None = None
     finished: dict[str, CaseRecord] = {}
-    started: list[str] = []
     for line in path.read_text().splitlines():
         if not line.strip():
             continue
@@ -360,11 +358,9 @@ def _read_records(path: Path, places: Mapping[str, str]) -> _State:
             collected = (
                 ids if collected is None else collected + [i for i in ids if i not in collected]
             )
-        elif kind == "start":
-            started.append(event["id"])
         elif kind == "end":
             finished.setdefault(event["id"], CaseRecord.from_event(event, places))
-    return _State(collected=collected, finished=finished, started=started)
+    return _State(collected=collected, finished=finished)
 
 
 def run_script(
