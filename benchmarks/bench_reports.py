@@ -26,10 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from repromatrix.knownissues import parse_registry  # noqa: E402
+from repromatrix.verdicts.knownissues import parse_registry  # noqa: E402
 from repromatrix.reports import html, junit, markdown, results_json  # noqa: E402
 from repromatrix.reports.view import View  # noqa: E402
-from repromatrix.results import (  # noqa: E402
+from repromatrix.results.schema import (  # noqa: E402
     CaseResult,
     CombinationResult,
     EnvironmentInfo,
@@ -38,7 +38,7 @@ from repromatrix.results import (  # noqa: E402
     combination_status,
     write_text_atomic,
 )
-from repromatrix.verdicts import judge  # noqa: E402
+from repromatrix.verdicts.judge import judge  # noqa: E402
 
 GOAL_SECONDS = 2.0
 TRACEBACK = "\n".join(

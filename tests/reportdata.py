@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from repromatrix.reports.environment import parse as parse_collect_env
-from repromatrix.results import (
+from repromatrix.results.schema import (
     CaseResult,
     CombinationResult,
     EnvironmentInfo,

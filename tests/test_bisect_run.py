@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from repromatrix import bisect_run, cli
-from repromatrix.bisect import Find, Observation, Outcome
-from repromatrix.bisect_report import (
+from repromatrix import cli
+from repromatrix.bisect import flow as bisect_run
+from repromatrix.bisect.search import Find, Observation, Outcome
+from repromatrix.bisect.report import (
     BisectRecord,
     StepRecord,
     duration,
@@ -20,8 +21,8 @@ from repromatrix.bisect_report import (
     markdown,
     verdict_line,
 )
-from repromatrix.bisect_run import BisectOptions, run_bisect
-from repromatrix.check import Probe, parse_pin_option
+from repromatrix.bisect.flow import BisectOptions, run_bisect
+from repromatrix.bisect.check import Probe, parse_pin_option
 
 PACKAGE = "tiny-pkg"
 RELEASES = ["1.0.0", "1.1.0", "1.2.0", "1.2.1", "1.3.0", "1.4.0", "1.5.0", "1.6.0", "2.0.0"]

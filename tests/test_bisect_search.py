@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from repromatrix.bisect import (
+from repromatrix.bisect.search import (
     Find,
     Observation,
     Outcome,

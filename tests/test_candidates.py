@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from repromatrix.candidates import Listing, list_releases, sources, version_of
+from repromatrix.bisect.candidates import Listing, list_releases, sources, version_of
 from repromatrix.errors import UserError
-from repromatrix.indexes import IndexSettings
+from repromatrix.environment.indexes import IndexSettings
 
 PACKAGE = "tiny-pkg"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from repromatrix._cell import repromatrix_cell_plugin as plugin
+from repromatrix.execution._cell import repromatrix_cell_plugin as plugin
 
 
 def _report(when: str, *, failed: bool = False, properties=(), longrepr=None):

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from repromatrix import check as check_module
-from repromatrix.bisect import Outcome
-from repromatrix.check import (
+from repromatrix.bisect import check as check_module
+from repromatrix.bisect.search import Outcome
+from repromatrix.bisect.check import (
     EXIT_CODES,
     CheckOptions,
     Probe,
@@ -20,10 +20,10 @@ from repromatrix.check import (
     parse_pin_option,
     unique_pins,
 )
-from repromatrix.environment import Environment, InstallError, Interpreter
+from repromatrix.environment.store import Environment, InstallError, Interpreter
 from repromatrix.errors import UserError
-from repromatrix.indexes import IndexSettings
-from repromatrix.pins import PinKind, pin_text
+from repromatrix.environment.indexes import IndexSettings
+from repromatrix.matrix.pins import PinKind, pin_text
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from repromatrix.ci import GITHUB_MATRIX_LIMIT, slices
+from repromatrix.nightly.slices import GITHUB_MATRIX_LIMIT, slices
 from repromatrix.errors import UserError
 
 REPO = Path(__file__).resolve().parent.parent

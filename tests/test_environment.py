@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from repromatrix.environment import EnvRequest, EnvStore, InstallError, uv_binary
-from repromatrix.pins import parse_pin
+from repromatrix.environment.store import EnvRequest, EnvStore, InstallError, uv_binary
+from repromatrix.matrix.pins import parse_pin
 
 pytestmark = pytest.mark.e2e
 

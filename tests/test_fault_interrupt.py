@@ -23,9 +23,9 @@ from faults import (
     wait_for,
 )
 
-from repromatrix.matrix import load_matrix
-from repromatrix.results import ResultsDir
-from repromatrix.workflow import MatrixRun, RunOptions
+from repromatrix.matrix.model import load_matrix
+from repromatrix.results.schema import ResultsDir
+from repromatrix.pipeline import MatrixRun, RunOptions
 
 pytestmark = pytest.mark.e2e
 

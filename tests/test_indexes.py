@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from repromatrix.indexes import IndexSettings
+from repromatrix.environment.indexes import IndexSettings
 
 
 def test_pip_settings_become_uv_flags():

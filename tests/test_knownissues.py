@@ -9,7 +9,7 @@ import pytest
 from reportdata import CASE_A, combination, versions
 
 from repromatrix.errors import UserError
-from repromatrix.knownissues import load_registry
+from repromatrix.verdicts.knownissues import load_registry
 
 VALID = """\
 - case: test_lora.py::test_lora_gets_gradients[reentrant]

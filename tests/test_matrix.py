@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from repromatrix.errors import UserError
-from repromatrix.matrix import DEFAULT_CASE_TIMEOUT, load_matrix
-from repromatrix.pins import PinKind
+from repromatrix.matrix.model import DEFAULT_CASE_TIMEOUT, load_matrix
+from repromatrix.matrix.pins import PinKind
 
 BASE = """\
 schema: 1

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from repromatrix.errors import UserError
-from repromatrix.merge import merge
-from repromatrix.results import (
+from repromatrix.results.gather import merge
+from repromatrix.results.schema import (
     CaseResult,
     CombinationResult,
     Results,

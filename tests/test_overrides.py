@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from repromatrix import environment
-from repromatrix.environment import EnvRequest, EnvStore, Interpreter, _identity_document
+from repromatrix.environment import store as environment
+from repromatrix.environment.store import EnvRequest, EnvStore, Interpreter, _identity_document
 from repromatrix.errors import UserError
-from repromatrix.indexes import IndexSettings
-from repromatrix.matrix import load_matrix
+from repromatrix.environment.indexes import IndexSettings
+from repromatrix.matrix.model import load_matrix
 from repromatrix.procs import Completed
 
 MATRIX = """\

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from repromatrix.pins import PinKind, parse_pin
+from repromatrix.matrix.pins import PinKind, parse_pin
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import pytest
 from pngread import colour_counts, hex_rgb, read_png
 from reportdata import demo_results
 
-from repromatrix.knownissues import parse_registry
+from repromatrix.verdicts.knownissues import parse_registry
 from repromatrix.reports import Reporting
 from repromatrix.reports.view import STATUS_STYLE
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from reportdata import CASE_A, case, combination, versions
 
-from repromatrix import workflow
-from repromatrix.environment import Environment, Interpreter
+from repromatrix import pipeline as workflow
+from repromatrix.environment.store import Environment, Interpreter
 from repromatrix.errors import UserError
 from repromatrix.reports.environment import HostProbe, attach, headline, parse
-from repromatrix.results import Results, write_json_atomic
+from repromatrix.results.schema import Results, write_json_atomic
 
 MULTI_GPU = """PyTorch version: 2.9.0+cu128
 Is debug build: False
@@ -130,7 +130,7 @@ tiers:
 
 @pytest.fixture
 def no_gpu(monkeypatch):
-    monkeypatch.setattr("repromatrix.host.gpus", lambda: ())
+    monkeypatch.setattr("repromatrix.execution.host.gpus", lambda: ())
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
 
 

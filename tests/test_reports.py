@@ -15,9 +15,9 @@ from reportdata import CASE_A, CASE_B, case, combination, demo_results, results,
 
 from repromatrix import cli
 from repromatrix.errors import UserError
-from repromatrix.knownissues import parse_registry
+from repromatrix.verdicts.knownissues import parse_registry
 from repromatrix.reports import Reporting, github, markdown, rerender
-from repromatrix.results import (
+from repromatrix.results.schema import (
     CaseResult,
     CombinationResult,
     ResultsDir,
@@ -156,7 +156,7 @@ def test_summary_never_exceeds_65536_characters_and_cuts_deterministically(
         for one in combo.cases:
             one.traceback = "\n".join(f"frame {k} " + "x" * 200 for k in range(80))
     from repromatrix.reports.view import View
-    from repromatrix.verdicts import judge
+    from repromatrix.verdicts.judge import judge
 
     judge(stored)
     first = markdown.render(View.of(stored, tmp_path))
@@ -314,8 +314,8 @@ def nothing_runs(monkeypatch):
     def refuse(*_args, **_kwargs):
         raise AssertionError("re-rendering must not run anything")
 
-    monkeypatch.setattr("repromatrix.environment.EnvStore.build", refuse)
-    monkeypatch.setattr("repromatrix.runner.CaseRunner.run", refuse)
+    monkeypatch.setattr("repromatrix.environment.store.EnvStore.build", refuse)
+    monkeypatch.setattr("repromatrix.execution.runner.CaseRunner.run", refuse)
     monkeypatch.setattr("repromatrix.procs.run", refuse)
 
 

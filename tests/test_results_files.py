@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import stat
 
-from repromatrix.results import write_json_atomic, write_text_atomic
+from repromatrix.results.schema import write_json_atomic, write_text_atomic
 
 
 def test_atomic_writes_leave_no_temporary_file_and_are_world_readable(tmp_path):

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from repromatrix.environment import EnvRequest, EnvStore
-from repromatrix.pins import parse_pin
-from repromatrix.runner import COLLECTION_ID, CaseRunner
+from repromatrix.environment.store import EnvRequest, EnvStore
+from repromatrix.matrix.pins import parse_pin
+from repromatrix.execution.runner import COLLECTION_ID, CaseRunner
 
 pytestmark = pytest.mark.e2e
 

@@ -10,7 +10,7 @@ import pytest
 
 from repromatrix import procs
 from repromatrix.errors import UserError
-from repromatrix.scheduler import Job, Lane, PlainDisplay, Scheduler, gpu_groups, gpu_ids
+from repromatrix.execution.scheduler import Job, Lane, PlainDisplay, Scheduler, gpu_groups, gpu_ids
 
 
 class Tracker:

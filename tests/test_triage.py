@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from repromatrix.knownissues import parse_registry
-from repromatrix.results import CaseResult, CombinationResult, Results
-from repromatrix.triage import INSTALL, triage
-from repromatrix.verdicts import COLLECTION_ID
+from repromatrix.verdicts.knownissues import parse_registry
+from repromatrix.results.schema import CaseResult, CombinationResult, Results
+from repromatrix.nightly.triage import INSTALL, triage
+from repromatrix.verdicts.judge import COLLECTION_ID
 
 CASE = "test_whisper_lora.py::test_lora_gets_gradients"
 

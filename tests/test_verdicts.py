@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from reportdata import CASE_A, CASE_B, case, combination, results, versions
 
-from repromatrix.check import parse_pin_option
-from repromatrix.knownissues import parse_registry
-from repromatrix.pins import PinKind
-from repromatrix.verdicts import COLLECTION_ID, held_pins, judge
+from repromatrix.bisect.check import parse_pin_option
+from repromatrix.verdicts.knownissues import parse_registry
+from repromatrix.matrix.pins import PinKind
+from repromatrix.verdicts.judge import COLLECTION_ID, held_pins, judge
 
 REGISTRY = parse_registry(
     [

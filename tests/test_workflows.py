@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from repromatrix.cli import build_parser
-from repromatrix.triage import BisectRequest
+from repromatrix.cli.app import build_parser
+from repromatrix.nightly.triage import BisectRequest
 
 WORKFLOWS = Path(__file__).resolve().parent.parent / ".github" / "workflows"
 FILES = sorted(WORKFLOWS.glob("*.yml"))

@@ -1,3 +1,3 @@
-from .cli import main
+from repromatrix.cli.app import main
 
 raise SystemExit(main())

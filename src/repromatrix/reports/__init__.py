@@ -19,17 +19,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import UserError
-from ..knownissues import FILE_NAME as KNOWN_ISSUES_FILE
-from ..knownissues import Registry, load_registry
-from ..redact import portable_path
-from ..results import Results, ResultsDir, load_results, write_text_atomic
-from ..verdicts import UNEXPECTED, judge
-from . import environment, github, html, junit, markdown, results_json
-from .view import REPORT_FILES, VERDICT_RANK, View
+from repromatrix.errors import UserError
+from repromatrix.verdicts.knownissues import FILE_NAME as KNOWN_ISSUES_FILE
+from repromatrix.verdicts.knownissues import Registry, load_registry
+from repromatrix.redact import portable_path
+from repromatrix.results.schema import Results, ResultsDir, load_results, write_text_atomic
+from repromatrix.verdicts.judge import UNEXPECTED, judge
+from repromatrix.reports import environment, github, html, junit, markdown, results_json
+from repromatrix.reports.view import REPORT_FILES, VERDICT_RANK, View
 
 if TYPE_CHECKING:
-    from ..workflow import RunOptions
+    from repromatrix.pipeline import RunOptions
 
 Say = Callable[[str], None]
 MAX_LINES_SHOWN = 20

@@ -15,10 +15,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .. import procs
-from ..environment import Environment
-from ..redact import machine_places, redact_text, shorten_paths
-from ..results import Results, write_json_atomic
+from repromatrix import procs
+from repromatrix.environment.store import Environment
+from repromatrix.redact import machine_places, redact_text, shorten_paths
+from repromatrix.results.schema import Results, write_json_atomic
 
 COLLECT_TIMEOUT = 180.0
 PROBE_FILE = Path("host") / "collect_env.json"

@@ -14,9 +14,9 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import procs
-from ..errors import UserError
-from ..redact import redact_text
+from repromatrix import procs
+from repromatrix.errors import UserError
+from repromatrix.redact import redact_text
 
 GH_TIMEOUT = 120.0
 

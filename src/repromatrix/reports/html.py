@@ -17,10 +17,10 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from ..redact import redact_text
-from ..verdicts import case_repro, is_regression
-from . import environment
-from .view import (
+from repromatrix.redact import redact_text
+from repromatrix.verdicts.judge import case_repro, is_regression
+from repromatrix.reports import environment
+from repromatrix.reports.view import (
     EXIT_TEXT,
     STATUS_STYLE,
     VERDICT_RANK,

@@ -14,10 +14,10 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 
-from ..redact import redactor
-from ..results import CaseResult, CombinationResult
-from ..verdicts import case_repro, is_regression
-from .view import View, first_line
+from repromatrix.redact import redactor
+from repromatrix.results.schema import CaseResult, CombinationResult
+from repromatrix.verdicts.judge import case_repro, is_regression
+from repromatrix.reports.view import View, first_line
 
 # Characters XML 1.0 cannot carry at all (pytest's bin_xml_escape drops them too).
 _ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

@@ -18,11 +18,11 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 
-from ..redact import redact_text
-from ..results import CaseResult, CombinationResult
-from ..verdicts import COLLECTION_ID, case_repro, is_regression
-from . import environment
-from .view import (
+from repromatrix.redact import redact_text
+from repromatrix.results.schema import CaseResult, CombinationResult
+from repromatrix.verdicts.judge import COLLECTION_ID, case_repro, is_regression
+from repromatrix.reports import environment
+from repromatrix.reports.view import (
     EXIT_TEXT,
     STATUS_STYLE,
     VERDICT_RANK,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..redact import redact
-from ..results import Results, write_json_atomic
+from repromatrix.redact import redact
+from repromatrix.results.schema import Results, write_json_atomic
 
 FILE_NAME = "results.json"
 

@@ -10,8 +10,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..results import CaseResult, CombinationResult, Results
-from ..verdicts import FAILURES, is_regression
+from repromatrix.results.schema import CaseResult, CombinationResult, Results
+from repromatrix.verdicts.judge import FAILURES, is_regression
 
 # status -> (symbol, colour, what it means). Symbols are single code points, so a
 # character count is what GitHub counts.

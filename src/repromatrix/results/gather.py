@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__
-from .errors import UserError
-from .results import (
+from repromatrix import __version__
+from repromatrix.errors import UserError
+from repromatrix.results.schema import (
     CombinationResult,
     Results,
     ResultsDir,

@@ -22,7 +22,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from .redact import redact_text
+from repromatrix.redact import redact_text
 
 VCS_PREFIXES = ("git+", "hg+", "svn+", "bzr+")
 DIRECT_PREFIXES = (*VCS_PREFIXES, "https://", "http://", "file:")

@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .redact import redact_text
+from repromatrix.redact import redact_text
 
 # pip variable -> the uv variables that, when set, already say the same thing.
 _PIP_TO_UV = {

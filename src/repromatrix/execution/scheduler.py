@@ -40,8 +40,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from . import procs
-from .errors import UserError
+from repromatrix import procs
+from repromatrix.errors import UserError
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import procs
+from repromatrix import procs
 
 NO_GPU_REASON = "requires a CUDA GPU; this host has none"
 

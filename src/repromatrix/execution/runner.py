@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import procs
-from .environment import Environment
-from .redact import machine_places, redact_text, shorten_paths
+from repromatrix import procs
+from repromatrix.environment.store import Environment
+from repromatrix.redact import machine_places, redact_text, shorten_paths
 
 PLUGIN_DIR = Path(__file__).parent / "_cell"
 PLUGIN = "repromatrix_cell_plugin"

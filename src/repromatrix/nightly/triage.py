@@ -27,9 +27,9 @@ from dataclasses import asdict, dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from .knownissues import Registry
-from .results import CaseResult, CombinationResult, Results, Transition
-from .verdicts import FAILURES, changed_packages, judge
+from repromatrix.verdicts.knownissues import Registry
+from repromatrix.results.schema import CaseResult, CombinationResult, Results, Transition
+from repromatrix.verdicts.judge import FAILURES, changed_packages, judge
 
 INSTALL = "<install>"  # the "case" of a combination that no longer installs
 

@@ -30,8 +30,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .errors import UserError, key_path
-from .results import CombinationResult
+from repromatrix.errors import UserError, key_path
+from repromatrix.results.schema import CombinationResult
 
 FILE_NAME = "known_issues.yaml"
 

@@ -22,8 +22,9 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from rich.console import Console
 
-from . import __version__, host
-from .bisect import (
+from repromatrix import __version__
+from repromatrix.execution import host
+from repromatrix.bisect.search import (
     Find,
     Observation,
     Outcome,
@@ -34,17 +35,17 @@ from .bisect import (
     search,
     walk_between,
 )
-from .bisect_report import BisectRecord, StepRecord, github_repository, project_urls, verdict_line
-from .bisect_report import write as write_report
-from .candidates import Listing, list_releases
-from .check import CheckOptions, Probe, check
-from .environment import Environment
-from .errors import UserError
-from .indexes import IndexSettings
-from .matrix import DEFAULT_PACKAGES
-from .pins import Pin, PinKind, pin_text
-from .results import ResultsDir
-from .workflow import now
+from repromatrix.bisect.report import BisectRecord, StepRecord, github_repository, project_urls, verdict_line
+from repromatrix.bisect.report import write as write_report
+from repromatrix.bisect.candidates import Listing, list_releases
+from repromatrix.bisect.check import CheckOptions, Probe, check
+from repromatrix.environment.store import Environment
+from repromatrix.errors import UserError
+from repromatrix.environment.indexes import IndexSettings
+from repromatrix.matrix.model import DEFAULT_PACKAGES
+from repromatrix.matrix.pins import Pin, PinKind, pin_text
+from repromatrix.results.schema import ResultsDir
+from repromatrix.pipeline import now
 
 # Packages shown in bisect.md's environment line (all of them are in bisect.json):
 # the stack a matrix declares by default, what a reader of the issue needs.

@@ -12,8 +12,8 @@ import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .errors import UserError
-from .redact import redact_text
+from repromatrix.errors import UserError
+from repromatrix.redact import redact_text
 
 TRACKING_LABEL = "nightly-regression"
 TRACKING_TITLE = "Nightly: regressions"

@@ -39,8 +39,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import UserError, key_path
-from .pins import Pin, PinKind, parse_pin
+from repromatrix.errors import UserError, key_path
+from repromatrix.matrix.pins import Pin, PinKind, parse_pin
 
 SCHEMA_VERSION = 1
 

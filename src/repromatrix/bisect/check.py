@@ -24,13 +24,13 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from .bisect import Observation, Outcome
-from .environment import Environment, EnvRequest, EnvStore, InstallError
-from .errors import UserError
-from .indexes import IndexSettings
-from .pins import Pin, parse_pin, pin_text
-from .redact import machine_places, redact_text, shorten_paths
-from .runner import COLLECTION_ID, CaseRecord, CaseRunner, run_script
+from repromatrix.bisect.search import Observation, Outcome
+from repromatrix.environment.store import Environment, EnvRequest, EnvStore, InstallError
+from repromatrix.errors import UserError
+from repromatrix.environment.indexes import IndexSettings
+from repromatrix.matrix.pins import Pin, parse_pin, pin_text
+from repromatrix.redact import machine_places, redact_text, shorten_paths
+from repromatrix.execution.runner import COLLECTION_ID, CaseRecord, CaseRunner, run_script
 
 EXIT_CODES = {Outcome.GOOD: 0, Outcome.BAD: 1, Outcome.SKIP: 125}
 SCRIPT_SKIP = 125

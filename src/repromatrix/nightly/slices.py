@@ -14,8 +14,8 @@ import json
 import math
 from collections.abc import Sequence
 
-from .errors import UserError
-from .matrix import Combination
+from repromatrix.errors import UserError
+from repromatrix.matrix.model import Combination
 
 GITHUB_MATRIX_LIMIT = 256
 

@@ -18,16 +18,18 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__, host, scheduler
-from .environment import EnvRequest, EnvStore, InstallError
-from .errors import UserError
-from .indexes import IndexSettings
-from .knownissues import Registry
-from .matrix import Combination, Matrix, load_matrix
-from .redact import portable_argv, redact_env, redact_text
-from .reports import Reporting
-from .reports.environment import HostProbe
-from .results import (
+from repromatrix import __version__
+from repromatrix.execution import host
+from repromatrix.execution import scheduler
+from repromatrix.environment.store import EnvRequest, EnvStore, InstallError
+from repromatrix.errors import UserError
+from repromatrix.environment.indexes import IndexSettings
+from repromatrix.verdicts.knownissues import Registry
+from repromatrix.matrix.model import Combination, Matrix, load_matrix
+from repromatrix.redact import portable_argv, redact_env, redact_text
+from repromatrix.reports import Reporting
+from repromatrix.reports.environment import HostProbe
+from repromatrix.results.schema import (
     CaseResult,
     CombinationResult,
     EnvironmentInfo,
@@ -38,7 +40,7 @@ from .results import (
     read_combinations,
     write_combination,
 )
-from .runner import CaseRecord, CaseRunner
+from repromatrix.execution.runner import CaseRecord, CaseRunner
 
 DEFAULT_TIER = "smoke"
 

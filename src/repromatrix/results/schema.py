@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .errors import UserError, key_path
+from repromatrix.errors import UserError, key_path
 
 SCHEMA_VERSION = 1
 

@@ -13,14 +13,15 @@ import argparse
 import os
 from pathlib import Path
 
-from . import ci, github
-from .errors import UserError
-from .knownissues import FILE_NAME as KNOWN_ISSUES_FILE
-from .knownissues import load_registry
-from .matrix import load_matrix
-from .merge import merge
-from .results import load_results, write_json_atomic
-from .triage import triage
+from repromatrix.nightly import slices
+from repromatrix import gh
+from repromatrix.errors import UserError
+from repromatrix.verdicts.knownissues import FILE_NAME as KNOWN_ISSUES_FILE
+from repromatrix.verdicts.knownissues import load_registry
+from repromatrix.matrix.model import load_matrix
+from repromatrix.results.gather import merge
+from repromatrix.results.schema import load_results, write_json_atomic
+from repromatrix.nightly.triage import triage
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -33,7 +34,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     matrix.add_argument(
         "--size",
         type=int,
-        default=ci.GITHUB_MATRIX_LIMIT,
+        default=slices.GITHUB_MATRIX_LIMIT,
         help="jobs per slice at most (default: GitHub's limit, %(default)s)",
     )
 
@@ -70,8 +71,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         type=Path,
         help="when something regressed, open or update the tracking issue with this body",
     )
-    triaging.add_argument("--label", default=github.TRACKING_LABEL)
-    triaging.add_argument("--title", default=github.TRACKING_TITLE)
+    triaging.add_argument("--label", default=gh.TRACKING_LABEL)
+    triaging.add_argument("--title", default=gh.TRACKING_TITLE)
     triaging.add_argument(
         "--dispatch",
         action="store_true",
@@ -91,7 +92,7 @@ def run_command(args: argparse.Namespace) -> int | None:
     """The exit status of a command of this module, None for another one."""
     if args.command == "ci-matrix":
         combos = load_matrix(args.matrix).tier(args.tier)
-        for key, value in ci.github_outputs(combos, count=args.slices, size=args.size).items():
+        for key, value in slices.github_outputs(combos, count=args.slices, size=args.size).items():
             print(f"{key}={value}")
         return 0
     if args.command == "merge":
@@ -125,16 +126,16 @@ def _triage(args: argparse.Namespace) -> int:
     for line in found.not_bisected:
         print(f"not bisected: {line}")
 
-    gh = github.GitHub()
+    client = gh.GitHub()
     issue = None
     if found.regressed and args.summary is not None:
         if not args.summary.is_file():
             raise UserError(f"{args.summary}: no such summary (run `repromatrix report` first)")
-        issue = gh.ensure_tracking_issue(args.summary, label=args.label, title=args.title)
+        issue = client.ensure_tracking_issue(args.summary, label=args.label, title=args.title)
     for request in found.bisects:
         print(f"culprit hunt: {request.package} {request.good}..{request.bad} ({request.reason})")
         if args.dispatch:
-            gh.dispatch(args.workflow, request.workflow_inputs(issue), ref=args.ref)
+            client.dispatch(args.workflow, request.workflow_inputs(issue), ref=args.ref)
 
     if args.github_output is not None:
         with open(args.github_output, "a") as handle:

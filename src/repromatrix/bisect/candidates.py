@@ -36,9 +36,9 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from .errors import UserError
-from .indexes import IndexSettings
-from .redact import redact_text
+from repromatrix.errors import UserError
+from repromatrix.environment.indexes import IndexSettings
+from repromatrix.redact import redact_text
 
 PYPI_SIMPLE = "https://pypi.org/simple/"
 # PEP 691 content negotiation: JSON preferred, HTML accepted from older servers.

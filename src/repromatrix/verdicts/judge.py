@@ -36,10 +36,10 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from .knownissues import Registry
-from .pins import Pin, PinKind, parse_pin, pin_text
-from .redact import portable_path
-from .results import (
+from repromatrix.verdicts.knownissues import Registry
+from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
+from repromatrix.redact import portable_path
+from repromatrix.results.schema import (
     CaseResult,
     Change,
     CombinationResult,

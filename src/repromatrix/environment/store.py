@@ -37,12 +37,12 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from . import procs
-from .errors import UserError
-from .indexes import IndexSettings
-from .matrix import Combination
-from .pins import Pin, PinKind
-from .redact import redact, redact_text
+from repromatrix import procs
+from repromatrix.errors import UserError
+from repromatrix.environment.indexes import IndexSettings
+from repromatrix.matrix.model import Combination
+from repromatrix.matrix.pins import Pin, PinKind
+from repromatrix.redact import redact, redact_text
 
 # What every cell gets besides its pins: the runner drives pytest inside it.
 CELL_TOOLING = ("pytest>=8", "pytest-xdist>=3.5")

@@ -12,11 +12,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__, cli_bisect, cli_nightly
-from .errors import UserError
-from .matrix import load_matrix
-from .reports import rerender
-from .workflow import DEFAULT_TIER, RunOptions, run
+from repromatrix import __version__
+from repromatrix.cli import bisect as bisect_commands
+from repromatrix.cli import nightly as nightly_commands
+from repromatrix.errors import UserError
+from repromatrix.matrix.model import load_matrix
+from repromatrix.reports import rerender
+from repromatrix.pipeline import DEFAULT_TIER, RunOptions, run
 
 
 def _matrix_option(parser: argparse.ArgumentParser) -> None:
@@ -132,8 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="post summary.md as a comment on GitHub issue N with gh "
         "(prints the gh command when gh is missing or not logged in)",
     )
-    cli_bisect.add_commands(commands)  # bisect, check
-    cli_nightly.add_commands(commands)  # ci-matrix, merge, triage
+    bisect_commands.add_commands(commands)  # bisect, check
+    nightly_commands.add_commands(commands)  # ci-matrix, merge, triage
     return parser
 
 
@@ -151,8 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 known_issues=args.known_issues,
                 issue=args.issue,
             )
-        for commands in (cli_bisect, cli_nightly):
-            if (code := commands.run_command(args)) is not None:
+        for group in (bisect_commands, nightly_commands):
+            if (code := group.run_command(args)) is not None:
                 return code
     except UserError as err:
         print(f"repromatrix: error: {err}", file=sys.stderr)
