@@ -26,7 +26,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from repromatrix.verdicts.knownissues import parse_registry  # noqa: E402
 from repromatrix.reports import html, junit, markdown, results_json  # noqa: E402
 from repromatrix.reports.view import View  # noqa: E402
 from repromatrix.results.schema import (  # noqa: E402
@@ -39,6 +38,7 @@ from repromatrix.results.schema import (  # noqa: E402
     write_text_atomic,
 )
 from repromatrix.verdicts.judge import judge  # noqa: E402
+from repromatrix.verdicts.knownissues import parse_registry  # noqa: E402
 
 GOAL_SECONDS = 2.0
 TRACEBACK = "\n".join(

@@ -12,7 +12,8 @@ from packaging.version import Version
 
 from repromatrix import cli
 from repromatrix.bisect import flow as bisect_run
-from repromatrix.bisect.search import Find, Observation, Outcome
+from repromatrix.bisect.check import Probe, parse_pin_option
+from repromatrix.bisect.flow import BisectOptions, run_bisect
 from repromatrix.bisect.report import (
     BisectRecord,
     StepRecord,
@@ -21,8 +22,7 @@ from repromatrix.bisect.report import (
     markdown,
     verdict_line,
 )
-from repromatrix.bisect.flow import BisectOptions, run_bisect
-from repromatrix.bisect.check import Probe, parse_pin_option
+from repromatrix.bisect.search import Find, Observation, ProbeOutcome
 
 PACKAGE = "tiny-pkg"
 RELEASES = ["1.0.0", "1.1.0", "1.2.0", "1.2.1", "1.3.0", "1.4.0", "1.5.0", "1.6.0", "2.0.0"]
@@ -54,14 +54,16 @@ def script(tmp_path: Path) -> Path:
     return path
 
 
-def fake_check(truth: dict[str, Outcome], tested: list[str]):
+def fake_check(truth: dict[str, ProbeOutcome], tested: list[str]):
     def check(options, *, workdir, name, on_environment=None):
         version = options.pins[-1].spec
         assert options.pins[-1].package == PACKAGE
         assert [p.package for p in options.pins[:-1]] == ["torch"], "the other pins are kept"
         tested.append(version)
         outcome = truth[version]
-        detail = {Outcome.GOOD: "exit 0", Outcome.BAD: "exit 1"}.get(outcome, "install-error: x")
+        detail = {ProbeOutcome.GOOD: "exit 0", ProbeOutcome.BAD: "exit 1"}.get(
+            outcome, "install-error: x"
+        )
         return Observation(
             outcome,
             detail,
@@ -87,7 +89,10 @@ def options(tmp_path: Path, script: Path, good: str, bad: str, **kw) -> BisectOp
 def test_a_regression_is_found_and_reported(
     tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    truth = {v: Outcome.GOOD if Version(v) < Version("1.3.0") else Outcome.BAD for v in RELEASES}
+    truth = {
+        v: ProbeOutcome.GOOD if Version(v) < Version("1.3.0") else ProbeOutcome.BAD
+        for v in RELEASES
+    }
     tested: list[str] = []
     monkeypatch.setattr(bisect_run, "check", fake_check(truth, tested))
     lines: list[str] = []
@@ -126,8 +131,11 @@ def test_a_regression_is_found_and_reported(
 def test_a_fix_with_skips_next_to_it_is_inconclusive(
     tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    truth = {v: Outcome.BAD if Version(v) < Version("1.4.0") else Outcome.GOOD for v in RELEASES}
-    truth["1.3.0"] = truth["1.4.0"] = Outcome.SKIP
+    truth = {
+        v: ProbeOutcome.BAD if Version(v) < Version("1.4.0") else ProbeOutcome.GOOD
+        for v in RELEASES
+    }
+    truth["1.3.0"] = truth["1.4.0"] = ProbeOutcome.SKIP
     tested: list[str] = []
     monkeypatch.setattr(bisect_run, "check", fake_check(truth, tested))
     record, code = run_bisect(
@@ -146,7 +154,7 @@ def test_a_fix_with_skips_next_to_it_is_inconclusive(
 def test_ends_that_do_not_behave_as_claimed(
     tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    truth = dict.fromkeys(RELEASES, Outcome.BAD)
+    truth = dict.fromkeys(RELEASES, ProbeOutcome.BAD)
     tested: list[str] = []
     monkeypatch.setattr(bisect_run, "check", fake_check(truth, tested))
     record, code = run_bisect(options(tmp_path, script, "1.1.0", "1.6.0"), say=print)
@@ -158,7 +166,10 @@ def test_ends_that_do_not_behave_as_claimed(
 def test_an_interrupted_bisect_keeps_its_steps(
     tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    truth = {v: Outcome.GOOD if Version(v) < Version("1.3.0") else Outcome.BAD for v in RELEASES}
+    truth = {
+        v: ProbeOutcome.GOOD if Version(v) < Version("1.3.0") else ProbeOutcome.BAD
+        for v in RELEASES
+    }
     tested: list[str] = []
     fake = fake_check(truth, tested)
 
@@ -179,8 +190,8 @@ def test_an_interrupted_bisect_keeps_its_steps(
 def test_pre_releases_on_request(
     tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    truth = {v: Outcome.GOOD for v in [*RELEASES, "2.0.0rc1"]}
-    truth["2.0.0"] = Outcome.BAD
+    truth = {v: ProbeOutcome.GOOD for v in [*RELEASES, "2.0.0rc1"]}
+    truth["2.0.0"] = ProbeOutcome.BAD
     monkeypatch.setattr(bisect_run, "check", fake_check(truth, []))
     record, code = run_bisect(options(tmp_path, script, "1.6.0", "2.0.0", pre=True), say=print)
     assert record.candidates == ["1.6.0", "2.0.0rc1", "2.0.0"]
@@ -194,7 +205,7 @@ def test_a_wheelhouse_is_the_only_source(
     wheels.mkdir()
     for version in ("1.0.0", "1.2.0", "1.5.0"):  # fewer releases than the index has
         (wheels / f"tiny_pkg-{version}-py3-none-any.whl").write_bytes(b"")
-    truth = {"1.0.0": Outcome.GOOD, "1.2.0": Outcome.BAD, "1.5.0": Outcome.BAD}
+    truth = {"1.0.0": ProbeOutcome.GOOD, "1.2.0": ProbeOutcome.BAD, "1.5.0": ProbeOutcome.BAD}
     indexes: list = []
     fake = fake_check(truth, [])
 

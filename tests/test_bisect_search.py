@@ -11,20 +11,20 @@ import pytest
 from repromatrix.bisect.search import (
     Find,
     Observation,
-    Outcome,
+    ProbeOutcome,
     Status,
     most_steps_left,
     search,
     walk_between,
 )
 
-G, B, S = Outcome.GOOD, Outcome.BAD, Outcome.SKIP
+G, B, S = ProbeOutcome.GOOD, ProbeOutcome.BAD, ProbeOutcome.SKIP
 
 
 class Oracle:
     """Answers from a fixed list of outcomes, counting the calls."""
 
-    def __init__(self, outcomes: list[Outcome]) -> None:
+    def __init__(self, outcomes: list[ProbeOutcome]) -> None:
         self.outcomes = outcomes
         self.calls: list[int] = []
 
@@ -37,7 +37,7 @@ def bound(n: int) -> int:
     return math.ceil(math.log2(n)) + 2
 
 
-def monotone(n: int, first_bad: int) -> list[Outcome]:
+def monotone(n: int, first_bad: int) -> list[ProbeOutcome]:
     return [G] * first_bad + [B] * (n - first_bad)
 
 

@@ -16,8 +16,8 @@ import pytest
 from packaging.version import Version
 
 from repromatrix.bisect.candidates import Listing, list_releases, sources, version_of
-from repromatrix.errors import UserError
 from repromatrix.environment.indexes import IndexSettings
+from repromatrix.errors import UserError
 
 PACKAGE = "tiny-pkg"
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from repromatrix.bisect import check as check_module
-from repromatrix.bisect.search import Outcome
 from repromatrix.bisect.check import (
     EXIT_CODES,
     CheckOptions,
@@ -20,9 +19,10 @@ from repromatrix.bisect.check import (
     parse_pin_option,
     unique_pins,
 )
+from repromatrix.bisect.search import ProbeOutcome
+from repromatrix.environment.indexes import IndexSettings
 from repromatrix.environment.store import Environment, InstallError, Interpreter
 from repromatrix.errors import UserError
-from repromatrix.environment.indexes import IndexSettings
 from repromatrix.matrix.pins import PinKind, pin_text
 
 
@@ -118,20 +118,24 @@ def script_check(tmp_path: Path, body: str, timeout: float = 60.0):
 @pytest.mark.parametrize(
     ("body", "outcome", "detail"),
     [
-        ("print('fine')", Outcome.GOOD, "exit 0"),
-        ("import sys; sys.exit(1)", Outcome.BAD, "exit 1"),
-        ("raise RuntimeError('backward through the graph a second time')", Outcome.BAD, "exit 1"),
-        ("import sys; sys.exit(125)", Outcome.SKIP, "exit 125: untestable"),
-        ("import sys; sys.exit(3)", Outcome.BAD, "exit 3"),
+        ("print('fine')", ProbeOutcome.GOOD, "exit 0"),
+        ("import sys; sys.exit(1)", ProbeOutcome.BAD, "exit 1"),
+        (
+            "raise RuntimeError('backward through the graph a second time')",
+            ProbeOutcome.BAD,
+            "exit 1",
+        ),
+        ("import sys; sys.exit(125)", ProbeOutcome.SKIP, "exit 125: untestable"),
+        ("import sys; sys.exit(3)", ProbeOutcome.BAD, "exit 3"),
         (
             "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)",
-            Outcome.BAD,
+            ProbeOutcome.BAD,
             "killed by signal 11",
         ),
     ],
 )
 def test_script_exit_status_is_the_verdict(
-    tmp_path: Path, own_interpreter: list, body: str, outcome: Outcome, detail: str
+    tmp_path: Path, own_interpreter: list, body: str, outcome: ProbeOutcome, detail: str
 ) -> None:
     observation = script_check(tmp_path, body)
     assert (observation.outcome, observation.detail) == (outcome, detail)
@@ -142,7 +146,7 @@ def test_script_exit_status_is_the_verdict(
 
 def test_a_script_over_its_time_limit_is_bad(tmp_path: Path, own_interpreter: list) -> None:
     observation = script_check(tmp_path, "import time; time.sleep(30)", timeout=1.0)
-    assert observation.outcome is Outcome.BAD
+    assert observation.outcome is ProbeOutcome.BAD
     assert "timed out" in observation.detail
     assert observation.seconds < 20
 
@@ -155,7 +159,7 @@ def test_an_environment_that_cannot_be_built_is_skipped(
 
     monkeypatch.setattr(check_module.EnvStore, "build", build)
     observation = script_check(tmp_path, "print('never runs')")
-    assert observation.outcome is Outcome.SKIP
+    assert observation.outcome is ProbeOutcome.SKIP
     assert observation.detail.startswith("install-error: resolve: No solution found")
     assert "uv log" in (tmp_path / "work" / "1.0.install.log").read_text()
     assert EXIT_CODES[observation.outcome] == 125
@@ -182,17 +186,17 @@ def test_mixed(mode):
 @pytest.mark.parametrize(
     ("case", "outcome", "detail"),
     [
-        ("test_cases.py::test_passes", Outcome.GOOD, "passed"),
-        ("test_cases.py::test_fails", Outcome.BAD, "failed: AssertionError: the regression"),
-        ("test_cases.py::test_skips", Outcome.SKIP, "skipped"),
-        ("test_cases.py::test_mixed", Outcome.BAD, "failed"),  # a failing parametrization
-        ("test_cases.py::test_mixed[a]", Outcome.GOOD, "passed"),
+        ("test_cases.py::test_passes", ProbeOutcome.GOOD, "passed"),
+        ("test_cases.py::test_fails", ProbeOutcome.BAD, "failed: AssertionError: the regression"),
+        ("test_cases.py::test_skips", ProbeOutcome.SKIP, "skipped"),
+        ("test_cases.py::test_mixed", ProbeOutcome.BAD, "failed"),  # a failing parametrization
+        ("test_cases.py::test_mixed[a]", ProbeOutcome.GOOD, "passed"),
         # A node this version of the cases does not have: untestable, as in git bisect.
-        ("test_cases.py::test_absent", Outcome.SKIP, "no case matched"),
+        ("test_cases.py::test_absent", ProbeOutcome.SKIP, "no case matched"),
     ],
 )
 def test_case_outcome_is_the_verdict(
-    tmp_path: Path, own_interpreter: list, case: str, outcome: Outcome, detail: str
+    tmp_path: Path, own_interpreter: list, case: str, outcome: ProbeOutcome, detail: str
 ) -> None:
     cases = tmp_path / "cases"
     cases.mkdir()

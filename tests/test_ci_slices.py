@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from repromatrix.nightly.slices import GITHUB_MATRIX_LIMIT, slices
 from repromatrix.errors import UserError
+from repromatrix.nightly.slices import GITHUB_MATRIX_LIMIT, slices
 
 REPO = Path(__file__).resolve().parent.parent
 

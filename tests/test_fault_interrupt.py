@@ -24,8 +24,8 @@ from faults import (
 )
 
 from repromatrix.matrix.model import load_matrix
-from repromatrix.results.schema import ResultsDir
 from repromatrix.pipeline import MatrixRun, RunOptions
+from repromatrix.results.schema import ResultsDir
 
 pytestmark = pytest.mark.e2e
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from repromatrix.environment import store as environment
+from repromatrix.environment.indexes import IndexSettings
 from repromatrix.environment.store import EnvRequest, EnvStore, Interpreter, _identity_document
 from repromatrix.errors import UserError
-from repromatrix.environment.indexes import IndexSettings
 from repromatrix.matrix.model import load_matrix
 from repromatrix.procs import Completed
 

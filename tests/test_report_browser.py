@@ -13,9 +13,9 @@ import pytest
 from pngread import colour_counts, hex_rgb, read_png
 from reportdata import demo_results
 
-from repromatrix.verdicts.knownissues import parse_registry
 from repromatrix.reports import Reporting
 from repromatrix.reports.view import STATUS_STYLE
+from repromatrix.verdicts.knownissues import parse_registry
 
 pytestmark = pytest.mark.browser
 

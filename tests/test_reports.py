@@ -15,7 +15,6 @@ from reportdata import CASE_A, CASE_B, case, combination, demo_results, results,
 
 from repromatrix import cli
 from repromatrix.errors import UserError
-from repromatrix.verdicts.knownissues import parse_registry
 from repromatrix.reports import Reporting, github, markdown, rerender
 from repromatrix.results.schema import (
     CaseResult,
@@ -24,6 +23,7 @@ from repromatrix.results.schema import (
     load_results,
     write_json_atomic,
 )
+from repromatrix.verdicts.knownissues import parse_registry
 
 LINK = "https://github.com/huggingface/transformers/issues/40000"
 REGISTRY = parse_registry(

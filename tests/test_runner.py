@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from repromatrix.environment.store import EnvRequest, EnvStore
-from repromatrix.matrix.pins import parse_pin
 from repromatrix.execution.runner import COLLECTION_ID, CaseRunner
+from repromatrix.matrix.pins import parse_pin
 
 pytestmark = pytest.mark.e2e
 

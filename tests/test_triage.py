@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from repromatrix.verdicts.knownissues import parse_registry
-from repromatrix.results.schema import CaseResult, CombinationResult, Results
 from repromatrix.nightly.triage import INSTALL, triage
+from repromatrix.results.schema import CaseResult, CombinationResult, Results
 from repromatrix.verdicts.judge import COLLECTION_ID
+from repromatrix.verdicts.knownissues import parse_registry
 
 CASE = "test_whisper_lora.py::test_lora_gets_gradients"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from reportdata import CASE_A, CASE_B, case, combination, results, versions
 
 from repromatrix.bisect.check import parse_pin_option
-from repromatrix.verdicts.knownissues import parse_registry
 from repromatrix.matrix.pins import PinKind
 from repromatrix.verdicts.judge import COLLECTION_ID, held_pins, judge
+from repromatrix.verdicts.knownissues import parse_registry
 
 REGISTRY = parse_registry(
     [

@@ -19,12 +19,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from repromatrix import __version__
-from repromatrix.execution import host
-from repromatrix.execution import scheduler
+from repromatrix.environment.indexes import IndexSettings
 from repromatrix.environment.store import EnvRequest, EnvStore, InstallError
 from repromatrix.errors import UserError
-from repromatrix.environment.indexes import IndexSettings
-from repromatrix.verdicts.knownissues import Registry
+from repromatrix.execution import host, scheduler
+from repromatrix.execution.runner import CaseRecord, CaseRunner
 from repromatrix.matrix.model import Combination, Matrix, load_matrix
 from repromatrix.redact import portable_argv, redact_env, redact_text
 from repromatrix.reports import Reporting
@@ -40,7 +39,7 @@ from repromatrix.results.schema import (
     read_combinations,
     write_combination,
 )
-from repromatrix.execution.runner import CaseRecord, CaseRunner
+from repromatrix.verdicts.knownissues import Registry
 
 DEFAULT_TIER = "smoke"
 

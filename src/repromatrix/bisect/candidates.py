@@ -36,8 +36,8 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from repromatrix.errors import UserError
 from repromatrix.environment.indexes import IndexSettings
+from repromatrix.errors import UserError
 from repromatrix.redact import redact_text
 
 PYPI_SIMPLE = "https://pypi.org/simple/"

@@ -24,15 +24,16 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from repromatrix.bisect.search import Observation, Outcome
+from repromatrix.bisect.search import Observation, ProbeOutcome
+from repromatrix.environment.indexes import IndexSettings
 from repromatrix.environment.store import Environment, EnvRequest, EnvStore, InstallError
 from repromatrix.errors import UserError
-from repromatrix.environment.indexes import IndexSettings
+from repromatrix.execution.runner import CaseRecord, CaseRunner, run_script
 from repromatrix.matrix.pins import Pin, parse_pin, pin_text
+from repromatrix.outcomes import COLLECTION_ID
 from repromatrix.redact import machine_places, redact_text, shorten_paths
-from repromatrix.execution.runner import COLLECTION_ID, CaseRecord, CaseRunner, run_script
 
-EXIT_CODES = {Outcome.GOOD: 0, Outcome.BAD: 1, Outcome.SKIP: 125}
+EXIT_CODES = {ProbeOutcome.GOOD: 0, ProbeOutcome.BAD: 1, ProbeOutcome.SKIP: 125}
 SCRIPT_SKIP = 125
 OUTPUT_TAIL = 4000  # characters of a script's output kept per step
 
@@ -159,7 +160,7 @@ def check(
             redact_text("\n".join([*install_lines, err.log]))
         )
         return Observation(
-            Outcome.SKIP,
+            ProbeOutcome.SKIP,
             f"install-error: {err.stage}: {_one_line(err.message)}",
             time.monotonic() - started,
             {"install_error": f"{err.stage}: {err.message}"},
@@ -187,22 +188,22 @@ def check(
     return Observation(outcome, detail, time.monotonic() - started, extra)
 
 
-def _run_script(env: Environment, probe: Probe) -> tuple[Outcome, str, str]:
+def _run_script(env: Environment, probe: Probe) -> tuple[ProbeOutcome, str, str]:
     assert probe.script is not None
     done = run_script(env, probe.script, timeout=probe.timeout)
     output = done.stdout + ("\n" if done.stdout and done.stderr else "") + done.stderr
     if done.timed_out:
-        return Outcome.BAD, f"timed out after {probe.timeout:.0f} s", output
+        return ProbeOutcome.BAD, f"timed out after {probe.timeout:.0f} s", output
     if done.returncode == 0:
-        return Outcome.GOOD, "exit 0", output
+        return ProbeOutcome.GOOD, "exit 0", output
     if done.returncode == SCRIPT_SKIP:
-        return Outcome.SKIP, f"exit {SCRIPT_SKIP}: untestable", output
+        return ProbeOutcome.SKIP, f"exit {SCRIPT_SKIP}: untestable", output
     if done.returncode < 0:
-        return Outcome.BAD, f"killed by signal {-done.returncode}", output
-    return Outcome.BAD, f"exit {done.returncode}", output
+        return ProbeOutcome.BAD, f"killed by signal {-done.returncode}", output
+    return ProbeOutcome.BAD, f"exit {done.returncode}", output
 
 
-def _run_case(env: Environment, probe: Probe, workdir: Path, name: str) -> tuple[Outcome, str]:
+def _run_case(env: Environment, probe: Probe, workdir: Path, name: str) -> tuple[ProbeOutcome, str]:
     assert probe.case is not None
     records = workdir / f"{name}.records.jsonl"
     records.unlink(missing_ok=True)  # records of another environment are not ours
@@ -214,7 +215,7 @@ def _run_case(env: Environment, probe: Probe, workdir: Path, name: str) -> tuple
     )
     ran = runner.run([probe.case], records)
     if _not_found(ran.cases):
-        return Outcome.SKIP, f"no case matched {probe.case}"
+        return ProbeOutcome.SKIP, f"no case matched {probe.case}"
     outcomes = {record.outcome for record in ran.cases}
     failing = [r for r in ran.cases if r.outcome not in ("passed", "skipped")]
     if failing:
@@ -222,12 +223,12 @@ def _run_case(env: Environment, probe: Probe, workdir: Path, name: str) -> tuple
         said = [part for part in (first.error_type, _one_line(first.message)) if part]
         if len(said) == 2 and said[1].startswith(said[0]):
             said = said[1:]
-        return Outcome.BAD, ": ".join([first.outcome, *said])
+        return ProbeOutcome.BAD, ": ".join([first.outcome, *said])
     if "passed" in outcomes:
-        return Outcome.GOOD, "passed"
+        return ProbeOutcome.GOOD, "passed"
     if ran.cases:
-        return Outcome.SKIP, f"skipped: {_one_line(ran.cases[0].message)}"
-    return Outcome.SKIP, f"no case matched {probe.case}"
+        return ProbeOutcome.SKIP, f"skipped: {_one_line(ran.cases[0].message)}"
+    return ProbeOutcome.SKIP, f"no case matched {probe.case}"
 
 
 def _not_found(records: list[CaseRecord]) -> bool:
@@ -266,7 +267,7 @@ def run_check(options: CheckOptions, *, say: Log = print, tell: Log = print) -> 
         tail = observation.extra.get("output_tail", "")
         if tail.strip():
             say(tail.rstrip())
-        elif observation.outcome is not Outcome.GOOD:
+        elif observation.outcome is not ProbeOutcome.GOOD:
             for log_name in ("check.install.log", "check.run.log"):
                 path = Path(folder) / log_name
                 if path.exists() and path.read_text().strip():

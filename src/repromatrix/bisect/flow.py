@@ -23,11 +23,20 @@ from packaging.version import InvalidVersion, Version
 from rich.console import Console
 
 from repromatrix import __version__
-from repromatrix.execution import host
+from repromatrix.bisect.candidates import Listing, list_releases
+from repromatrix.bisect.check import CheckOptions, Probe, check
+from repromatrix.bisect.report import (
+    BisectRecord,
+    StepRecord,
+    github_repository,
+    project_urls,
+    verdict_line,
+)
+from repromatrix.bisect.report import write as write_report
 from repromatrix.bisect.search import (
     Find,
     Observation,
-    Outcome,
+    ProbeOutcome,
     SearchResult,
     Status,
     Step,
@@ -35,17 +44,14 @@ from repromatrix.bisect.search import (
     search,
     walk_between,
 )
-from repromatrix.bisect.report import BisectRecord, StepRecord, github_repository, project_urls, verdict_line
-from repromatrix.bisect.report import write as write_report
-from repromatrix.bisect.candidates import Listing, list_releases
-from repromatrix.bisect.check import CheckOptions, Probe, check
+from repromatrix.environment.indexes import IndexSettings
 from repromatrix.environment.store import Environment
 from repromatrix.errors import UserError
-from repromatrix.environment.indexes import IndexSettings
+from repromatrix.execution import host
 from repromatrix.matrix.model import DEFAULT_PACKAGES
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
-from repromatrix.results.schema import ResultsDir
 from repromatrix.pipeline import now
+from repromatrix.results.schema import ResultsDir
 
 # Packages shown in bisect.md's environment line (all of them are in bisect.json):
 # the stack a matrix declares by default, what a reader of the issue needs.
@@ -317,7 +323,7 @@ class _Progress:
 
     def done(self, step: Step[Version], most_left: int) -> None:
         observation = step.observation
-        style = {Outcome.GOOD: "green", Outcome.BAD: "red", Outcome.SKIP: "yellow"}[
+        style = {ProbeOutcome.GOOD: "green", ProbeOutcome.BAD: "red", ProbeOutcome.SKIP: "yellow"}[
             observation.outcome
         ]
         role = f" ({step.role})" if step.role != "step" else ""

@@ -35,13 +35,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from repromatrix.outcomes import ProbeOutcome
+
 V = TypeVar("V")
-
-
-class Outcome(str, enum.Enum):
-    GOOD = "good"
-    BAD = "bad"
-    SKIP = "skip"
 
 
 class Find(str, enum.Enum):
@@ -49,21 +45,21 @@ class Find(str, enum.Enum):
     FIRST_GOOD = "first-good"
 
     @property
-    def old(self) -> Outcome:
+    def old(self) -> ProbeOutcome:
         """The outcome at the start of the walk."""
-        return Outcome.GOOD if self is Find.FIRST_BAD else Outcome.BAD
+        return ProbeOutcome.GOOD if self is Find.FIRST_BAD else ProbeOutcome.BAD
 
     @property
-    def new(self) -> Outcome:
+    def new(self) -> ProbeOutcome:
         """The outcome the search looks for the first occurrence of."""
-        return Outcome.BAD if self is Find.FIRST_BAD else Outcome.GOOD
+        return ProbeOutcome.BAD if self is Find.FIRST_BAD else ProbeOutcome.GOOD
 
 
 @dataclass(frozen=True)
 class Observation:
     """What testing one candidate gave."""
 
-    outcome: Outcome
+    outcome: ProbeOutcome
     detail: str = ""  # one line: "exit 1", "install-error: ...", a case's message
     seconds: float = 0.0
     extra: dict = field(default_factory=dict, compare=False)  # for reports
@@ -158,7 +154,7 @@ def search(
 
     result = SearchResult(find=find, walk=list(walk), status=Status.FOUND, steps=steps)
     ends = ((0, start_role, old), (last, end_role, new))
-    if any(seen[i].outcome not in (claimed, Outcome.SKIP) for i, _, claimed in ends):
+    if any(seen[i].outcome not in (claimed, ProbeOutcome.SKIP) for i, _, claimed in ends):
         result.status = Status.ENDS_MISMATCH
         result.reason = "the ends do not behave as claimed: " + "; ".join(
             f"{role} {walk[i]} {_said(seen[i])}" for i, role, _ in ends
@@ -183,9 +179,9 @@ def search(
         # SKIP: set aside; the next pick is the untested candidate nearest the middle.
         report(most_steps_left(len(untested_between())))
 
-    skipped = [i for i in range(lo + 1, hi) if seen[i].outcome is Outcome.SKIP]
+    skipped = [i for i in range(lo + 1, hi) if seen[i].outcome is ProbeOutcome.SKIP]
     untestable_ends = [
-        (i, role) for i, role, _ in ends if i in (lo, hi) and seen[i].outcome is Outcome.SKIP
+        (i, role) for i, role, _ in ends if i in (lo, hi) and seen[i].outcome is ProbeOutcome.SKIP
     ]
     if not skipped and not untestable_ends:
         result.first, result.last = walk[hi], walk[lo]
@@ -202,7 +198,7 @@ def search(
 
 def _said(observation: Observation) -> str:
     """'was good (exit 0)' / 'could not be tested (install-error: ...)'."""
-    if observation.outcome is Outcome.SKIP:
+    if observation.outcome is ProbeOutcome.SKIP:
         what = "could not be tested"
     else:
         what = f"was {observation.outcome.value}"

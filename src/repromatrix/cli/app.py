@@ -17,8 +17,8 @@ from repromatrix.cli import bisect as bisect_commands
 from repromatrix.cli import nightly as nightly_commands
 from repromatrix.errors import UserError
 from repromatrix.matrix.model import load_matrix
-from repromatrix.reports import rerender
 from repromatrix.pipeline import DEFAULT_TIER, RunOptions, run
+from repromatrix.reports import rerender
 
 
 def _matrix_option(parser: argparse.ArgumentParser) -> None:

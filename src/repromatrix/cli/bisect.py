@@ -16,11 +16,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from repromatrix.bisect.search import Find
-from repromatrix.bisect.flow import BisectOptions, run_bisect
 from repromatrix.bisect.check import CheckOptions, Probe, parse_pin_option, run_check, unique_pins
-from repromatrix.errors import UserError
+from repromatrix.bisect.flow import BisectOptions, run_bisect
+from repromatrix.bisect.search import Find
 from repromatrix.environment.indexes import IndexSettings
+from repromatrix.errors import UserError
 
 DEFAULT_RUN_TIMEOUT = 900.0
 DEFAULT_INSTALL_TIMEOUT = 1800.0

@@ -13,15 +13,15 @@ import argparse
 import os
 from pathlib import Path
 
-from repromatrix.nightly import slices
 from repromatrix import gh
 from repromatrix.errors import UserError
-from repromatrix.verdicts.knownissues import FILE_NAME as KNOWN_ISSUES_FILE
-from repromatrix.verdicts.knownissues import load_registry
 from repromatrix.matrix.model import load_matrix
+from repromatrix.nightly import slices
+from repromatrix.nightly.triage import triage
 from repromatrix.results.gather import merge
 from repromatrix.results.schema import load_results, write_json_atomic
-from repromatrix.nightly.triage import triage
+from repromatrix.verdicts.knownissues import FILE_NAME as KNOWN_ISSUES_FILE
+from repromatrix.verdicts.knownissues import load_registry
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:

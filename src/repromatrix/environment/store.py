@@ -38,8 +38,8 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from repromatrix import procs
-from repromatrix.errors import UserError
 from repromatrix.environment.indexes import IndexSettings
+from repromatrix.errors import UserError
 from repromatrix.matrix.model import Combination
 from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.redact import redact, redact_text

@@ -22,13 +22,12 @@ from pathlib import Path
 
 from repromatrix import procs
 from repromatrix.environment.store import Environment
+from repromatrix.outcomes import COLLECTION_ID, RERUN_WORTHY
 from repromatrix.redact import machine_places, redact_text, shorten_paths
 
 PLUGIN_DIR = Path(__file__).parent / "_cell"
 PLUGIN = "repromatrix_cell_plugin"
 POLL_SECONDS = 0.2
-COLLECTION_ID = "<collection>"
-FAILING = ("failed", "error", "crashed")  # outcomes worth a rerun (a timeout costs too much)
 
 
 @dataclass
@@ -144,7 +143,7 @@ class CaseRunner:
         candidates = [c.id for c in first.cases if "::" in c.id and wanted(c.id)]
         for attempt in range(1, reruns + 1):
             # A case that passed once is flaky already: no need to run it again.
-            failing = [i for i in candidates if by_id[i].outcome in FAILING]
+            failing = [i for i in candidates if by_id[i].outcome in RERUN_WORTHY]
             if not failing:
                 return
             path = records_path.with_suffix(f".rerun{attempt}.jsonl")

@@ -27,9 +27,10 @@ from dataclasses import asdict, dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from repromatrix.verdicts.knownissues import Registry
+from repromatrix.outcomes import FAILURES, Verdict
 from repromatrix.results.schema import CaseResult, CombinationResult, Results, Transition
-from repromatrix.verdicts.judge import FAILURES, changed_packages, judge
+from repromatrix.verdicts.judge import changed_packages, judge
+from repromatrix.verdicts.knownissues import Registry
 
 INSTALL = "<install>"  # the "case" of a combination that no longer installs
 
@@ -108,7 +109,7 @@ def triage(
     a baseline nothing is new, so nothing is dispatched (a first nightly would
     otherwise bisect every old failure)."""
     judge(tonight, registry, baseline)
-    found = Triage(flagged=[c.id for c in tonight.combinations if c.verdict == "REGRESSED"])
+    found = Triage(flagged=[c.id for c in tonight.combinations if c.verdict == Verdict.REGRESSED])
     if baseline is None:
         return found
     for combo in tonight.combinations:

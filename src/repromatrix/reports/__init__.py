@@ -24,7 +24,8 @@ from repromatrix.verdicts.knownissues import FILE_NAME as KNOWN_ISSUES_FILE
 from repromatrix.verdicts.knownissues import Registry, load_registry
 from repromatrix.redact import portable_path
 from repromatrix.results.schema import Results, ResultsDir, load_results, write_text_atomic
-from repromatrix.verdicts.judge import UNEXPECTED, judge
+from repromatrix.outcomes import UNEXPECTED, Verdict
+from repromatrix.verdicts.judge import judge
 from repromatrix.reports import environment, github, html, junit, markdown, results_json
 from repromatrix.reports.view import REPORT_FILES, VERDICT_RANK, View
 
@@ -159,7 +160,7 @@ def _tell(results: Results, folder: Path, say: Say) -> None:
     )
     shown = 0
     for combination in results.combinations:
-        if combination.verdict in ("PASS", "SKIPPED", "KNOWN-BROKEN"):
+        if combination.verdict in (Verdict.PASS, Verdict.SKIPPED, Verdict.KNOWN_BROKEN):
             continue
         if shown == MAX_LINES_SHOWN:
             say("  … more in summary.md")

@@ -17,6 +17,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from repromatrix.outcomes import Verdict
 from repromatrix.redact import redact_text
 from repromatrix.verdicts.judge import case_repro, is_regression
 from repromatrix.reports import environment
@@ -249,7 +250,7 @@ def _grid(view: View) -> str:
                 f"{_e(CELL_MARK[status])}</td>"
             )
         problem = any(c.status not in ("passed", "skipped") for c in combination.cases) or (
-            verdict not in ("PASS", "SKIPPED")
+            verdict not in (Verdict.PASS, Verdict.SKIPPED)
         )
         rows.append(
             f'<tr data-r="{row}" data-verdict="{_e(verdict)}"'

@@ -14,6 +14,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 
+from repromatrix.outcomes import FAILURES, CaseStatus
 from repromatrix.redact import redactor
 from repromatrix.results.schema import CaseResult, CombinationResult
 from repromatrix.verdicts.judge import case_repro, is_regression
@@ -21,7 +22,8 @@ from repromatrix.reports.view import View, first_line
 
 # Characters XML 1.0 cannot carry at all (pytest's bin_xml_escape drops them too).
 _ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-FAILURE_OUTCOMES = ("failed", "crashed", "timed-out")
+# <failure>; an error in setup, teardown or collection is an <error> of its own.
+FAILURE_OUTCOMES = FAILURES - {CaseStatus.ERROR}
 
 
 Clean = Callable[[str | None], str]

@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 from repromatrix.redact import redact_text
 from repromatrix.results.schema import CaseResult, CombinationResult
-from repromatrix.verdicts.judge import COLLECTION_ID, case_repro, is_regression
+from repromatrix.outcomes import COLLECTION_ID, Verdict
+from repromatrix.verdicts.judge import case_repro, is_regression
 from repromatrix.reports import environment
 from repromatrix.reports.view import (
     EXIT_TEXT,
@@ -350,7 +351,7 @@ def _failures(view: View) -> tuple[int, Iterator[str]]:
     order a reader needs them: regressions, install errors, other failures."""
     regressed, installs, failing = [], [], []
     for combination in view.combinations:
-        if combination.verdict == "INSTALL-ERROR":
+        if combination.verdict == Verdict.INSTALL_ERROR:
             installs.append((combination, None))
         for case in combination.cases:
             if is_regression(case):
@@ -413,7 +414,7 @@ def _case_details(combination: CombinationResult, case: CaseResult) -> str:
 
 
 def _install_details(combination: CombinationResult) -> str:
-    symbol = VERDICT_STYLE["INSTALL-ERROR"][0]
+    symbol = VERDICT_STYLE[Verdict.INSTALL_ERROR][0]
     message = combination.message.strip()
     summary = (
         f"{symbol} <code>{html.escape(combination.id)}</code> · install-error: "

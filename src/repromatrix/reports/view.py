@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repromatrix.results.schema import CaseResult, CombinationResult, Results
-from repromatrix.verdicts.judge import FAILURES, is_regression
+from repromatrix.outcomes import FAILURES, Verdict
+from repromatrix.verdicts.judge import is_regression
 
 # status -> (symbol, colour, what it means). Symbols are single code points, so a
 # character count is what GitHub counts.
@@ -29,17 +30,17 @@ STATUS_STYLE: dict[str, tuple[str, str, str]] = {
     "missing": ("—", "#eaeef2", "not run in this combination"),
 }
 VERDICT_STYLE: dict[str, tuple[str, str]] = {
-    "PASS": ("✅", "#2da44e"),
-    "KNOWN-BROKEN": ("🐛", "#f0b72f"),
-    "FIXED": ("✨", "#1f6feb"),
-    "SKIPPED": ("⏩", "#8c959f"),
-    "REGRESSED": ("🔻", "#a40e26"),
-    "FAILING": ("❌", "#cf222e"),
-    "INSTALL-ERROR": ("📦", "#8250df"),
+    Verdict.PASS: ("✅", "#2da44e"),
+    Verdict.KNOWN_BROKEN: ("🐛", "#f0b72f"),
+    Verdict.FIXED: ("✨", "#1f6feb"),
+    Verdict.SKIPPED: ("⏩", "#8c959f"),
+    Verdict.REGRESSED: ("🔻", "#a40e26"),
+    Verdict.FAILING: ("❌", "#cf222e"),
+    Verdict.INSTALL_ERROR: ("📦", "#8250df"),
 }
 # Order of attention: what a reader should see first.
 VERDICT_RANK = {v: i for i, v in enumerate(
-    ["REGRESSED", "FAILING", "INSTALL-ERROR", "FIXED", "KNOWN-BROKEN", "SKIPPED", "PASS"]
+    [Verdict.REGRESSED, Verdict.FAILING, Verdict.INSTALL_ERROR, Verdict.FIXED, Verdict.KNOWN_BROKEN, Verdict.SKIPPED, Verdict.PASS]
 )}
 REPORT_FILES = ("results.json", "summary.md", "index.html", "junit.xml")
 

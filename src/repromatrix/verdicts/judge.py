@@ -36,8 +36,16 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from repromatrix.verdicts.knownissues import Registry
 from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
+from repromatrix.outcomes import (
+    COLLECTION_ID,
+    FAILURES,
+    UNEXPECTED,
+    CaseOutcome,
+    CaseStatus,
+    Verdict,
+)
+from repromatrix.outcomes import raw_outcome as outcome_of_status
 from repromatrix.redact import portable_path
 from repromatrix.results.schema import (
     CaseResult,
@@ -47,31 +55,19 @@ from repromatrix.results.schema import (
     Summary,
     Transition,
 )
+from repromatrix.verdicts.knownissues import Registry
 
-FAILURES = frozenset({"failed", "error", "crashed", "timed-out"})
-PASSED = "passed"
-COLLECTION_ID = "<collection>"  # the runner's id for "no case could run" (runner.py)
-
-VERDICTS = ("PASS", "KNOWN-BROKEN", "FIXED", "SKIPPED", "REGRESSED", "FAILING", "INSTALL-ERROR")
-UNEXPECTED = frozenset({"REGRESSED", "FAILING", "INSTALL-ERROR"})
-CASE_STATUSES = (
-    "passed",
-    "possibly-fixed",
-    "flaky",
-    "skipped",
-    "known-broken",
-    "failed",
-    "error",
-    "crashed",
-    "timed-out",
-)
+PASSED = CaseOutcome.PASSED
+# The order counts are listed in (summary.verdicts, summary.statuses).
+VERDICTS = tuple(Verdict)
+CASE_STATUSES = tuple(CaseStatus)
 
 
 def raw_outcome(case: CaseResult) -> str:
     """What the run saw, before verdicts (older files may only have ``status``)."""
     if case.outcome:
-        return case.outcome
-    return {"known-broken": "failed", "possibly-fixed": "passed"}.get(case.status, case.status)
+        return CaseOutcome(case.outcome)
+    return outcome_of_status(case.status)
 
 
 def case_repro(combination: CombinationResult, case_id: str | None = None) -> str:
@@ -163,7 +159,7 @@ def _apply_known_issue(
         return  # skipped and flaky say nothing about a known bug
     issue = registry.match(combination, case.id)
     if issue is not None:
-        case.status = "known-broken" if outcome in FAILURES else "possibly-fixed"
+        case.status = CaseStatus.KNOWN_BROKEN if outcome in FAILURES else CaseStatus.POSSIBLY_FIXED
         case.known_issue = issue.describe()
 
 
@@ -530,13 +526,13 @@ class _Scan:
 
 def _verdict(combination: CombinationResult) -> tuple[str, str]:
     if combination.status == "install-error":
-        return "INSTALL-ERROR", combination.message or "the environment could not be built"
+        return Verdict.INSTALL_ERROR, combination.message or "the environment could not be built"
     cases = combination.cases
     if not cases:
-        return "SKIPPED", combination.message or "no case ran"
+        return Verdict.SKIPPED, combination.message or "no case ran"
     if all(c.status == "skipped" for c in cases):
         reason = cases[0].message or combination.message or "skipped"
-        return "SKIPPED", f"all {len(cases)} cases skipped: {reason}"
+        return Verdict.SKIPPED, f"all {len(cases)} cases skipped: {reason}"
 
     regressed = [c for c in cases if is_regression(c)]
     if regressed:
@@ -547,7 +543,7 @@ def _verdict(combination: CombinationResult) -> tuple[str, str]:
             else first.transitions[0].text
         )
         more = f" (+{len(regressed) - 1} more)" if len(regressed) > 1 else ""
-        return "REGRESSED", f"{first.id}: {why}{more}"
+        return Verdict.REGRESSED, f"{first.id}: {why}{more}"
 
     failing = [c for c in cases if c.status in FAILURES]
     if failing:
@@ -555,7 +551,7 @@ def _verdict(combination: CombinationResult) -> tuple[str, str]:
         label = first.status + (f" ({first.error_type})" if first.error_type else "")
         note = "; failing in the baseline run too" if first.change == "still-failing" else ""
         more = f" (+{len(failing) - 1} more)" if len(failing) > 1 else ""
-        return "FAILING", f"{first.id}: {label}{note}{more}"
+        return Verdict.FAILING, f"{first.id}: {label}{note}{more}"
 
     fixed = [c for c in cases if is_fixed(c)]
     if fixed:
@@ -566,16 +562,16 @@ def _verdict(combination: CombinationResult) -> tuple[str, str]:
             link = (first.known_issue or {}).get("link", "")
             why = f"passes inside a known-issue range ({link}): the registry may be out of date"
         more = f" (+{len(fixed) - 1} more)" if len(fixed) > 1 else ""
-        return "FIXED", f"{first.id}: {why}{more}"
+        return Verdict.FIXED, f"{first.id}: {why}{more}"
 
     known = [c for c in cases if c.status == "known-broken"]
     if known:
         links = sorted({(c.known_issue or {}).get("link", "") for c in known})
-        return "KNOWN-BROKEN", f"{len(known)} known-broken ({', '.join(links)})"
+        return Verdict.KNOWN_BROKEN, f"{len(known)} known-broken ({', '.join(links)})"
 
     counts = Counter(c.status for c in cases)
     parts = [f"{counts[s]} {s}" for s in ("passed", "flaky", "skipped") if counts[s]]
-    return "PASS", ", ".join(parts)
+    return Verdict.PASS, ", ".join(parts)
 
 
 def _changes(
