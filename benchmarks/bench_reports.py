@@ -26,15 +26,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from repromatrix.outcomes import combination_status  # noqa: E402
 from repromatrix.reports import html, junit, markdown, results_json  # noqa: E402
 from repromatrix.reports.view import View  # noqa: E402
-from repromatrix.results.schema import (  # noqa: E402
+from repromatrix.results import (  # noqa: E402
     CaseResult,
     CombinationResult,
     EnvironmentInfo,
     Results,
     RunInfo,
-    combination_status,
     write_text_atomic,
 )
 from repromatrix.verdicts.judge import judge  # noqa: E402
@@ -99,7 +99,7 @@ def synthetic(combinations: int, cases: int, *, run_id: str, shift: int = 0) -> 
                 tier="nightly",
                 requested=requested,
                 resolved={**requested, "numpy": "2.4.6", "tokenizers": f"0.2{i % 3}.0"},
-                status=combination_status(results),
+                status=combination_status({c.outcome for c in results}),
                 cases=results,
                 environment=EnvironmentInfo(python="3.11.7"),
                 repro=f"nox -s c{i:04d}",

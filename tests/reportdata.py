@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from repromatrix.outcomes import combination_status
 from repromatrix.reports.environment import parse as parse_collect_env
-from repromatrix.results.schema import (
+from repromatrix.results import (
     CaseResult,
     CombinationResult,
     EnvironmentInfo,
     Results,
     RunInfo,
-    combination_status,
 )
 
 CASE_A = "test_lora.py::test_lora_gets_gradients[reentrant]"
@@ -54,7 +54,7 @@ def combination(
         tier="smoke",
         requested=dict(versions),
         resolved={**versions, "numpy": "2.4.6"} if resolved else {},
-        status=status or combination_status(cases),
+        status=status or combination_status({c.outcome or c.status for c in cases}),
         cases=cases,
         message=message,
         environment=EnvironmentInfo(python=python if resolved else ""),

@@ -25,7 +25,7 @@ from faults import (
 
 from repromatrix.matrix.model import load_matrix
 from repromatrix.pipeline import MatrixRun, RunOptions
-from repromatrix.results.schema import ResultsDir
+from repromatrix.results import ResultsDir
 
 pytestmark = pytest.mark.e2e
 

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from repromatrix.errors import UserError
-from repromatrix.results.gather import merge
-from repromatrix.results.schema import (
+from repromatrix.results import (
     CaseResult,
     CombinationResult,
     Results,
@@ -20,6 +19,7 @@ from repromatrix.results.schema import (
     write_combination,
     write_json_atomic,
 )
+from repromatrix.results.gather import merge
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -15,7 +15,7 @@ from repromatrix import pipeline as workflow
 from repromatrix.environment.store import Environment, Interpreter
 from repromatrix.errors import UserError
 from repromatrix.reports.environment import HostProbe, attach, headline, parse
-from repromatrix.results.schema import Results, write_json_atomic
+from repromatrix.results import Results, write_json_atomic
 
 MULTI_GPU = """PyTorch version: 2.9.0+cu128
 Is debug build: False

@@ -16,7 +16,7 @@ from reportdata import CASE_A, CASE_B, case, combination, demo_results, results,
 from repromatrix import cli
 from repromatrix.errors import UserError
 from repromatrix.reports import Reporting, github, markdown, rerender
-from repromatrix.results.schema import (
+from repromatrix.results import (
     CaseResult,
     CombinationResult,
     ResultsDir,

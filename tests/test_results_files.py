@@ -5,7 +5,17 @@ from __future__ import annotations
 import json
 import stat
 
-from repromatrix.results.schema import write_json_atomic, write_text_atomic
+import pytest
+
+from repromatrix.errors import UserError
+from repromatrix.outcomes import CaseStatus
+from repromatrix.results import (
+    CaseResult,
+    CombinationResult,
+    load_results,
+    write_json_atomic,
+    write_text_atomic,
+)
 
 
 def test_atomic_writes_leave_no_temporary_file_and_are_world_readable(tmp_path):
@@ -16,3 +26,42 @@ def test_atomic_writes_leave_no_temporary_file_and_are_world_readable(tmp_path):
     for name in ("results.json", "summary.md"):
         mode = stat.S_IMODE((tmp_path / "a" / name).stat().st_mode)
         assert mode & stat.S_IROTH, oct(mode)
+
+
+@pytest.mark.parametrize(
+    ("where", "word"),
+    [
+        ("cases.0.status", "FAILED"),  # a case outcome spelled by another tool
+        ("cases.0.outcome", "broken"),
+        ("status", "ok"),  # a combination status
+        ("verdict", "PASSED"),
+    ],
+)
+def test_a_word_outside_the_vocabulary_is_refused_on_read(tmp_path, where, word):
+    combination = {
+        "id": "c1",
+        "tier": "smoke",
+        "requested": {},
+        "status": "failed",
+        "verdict": "FAILING",
+        "cases": [{"id": "test_a.py::test_b", "status": "failed", "outcome": "failed"}],
+    }
+    target = combination
+    *parents, leaf = where.split(".")
+    for key in parents:
+        target = target[int(key)] if key.isdigit() else target[key]
+    target[leaf] = word
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"schema": 1, "combinations": [combination]}))
+    with pytest.raises(UserError) as caught:
+        load_results(path)
+    key = "combinations[0]." + where.replace(".0.", "[0].")
+    assert str(caught.value).startswith(f"{path}: {key}: Input should be")
+
+
+def test_the_stored_words_are_the_vocabulary(tmp_path):
+    combination = CombinationResult(id="c1", tier="smoke", requested={}, status="failed")
+    combination.cases = [CaseResult(id="t.py::t", status="known-broken", outcome="failed")]
+    assert combination.cases[0].status is CaseStatus.KNOWN_BROKEN
+    with pytest.raises(ValueError):
+        combination.status = "broken"  # assigned later, checked like a read

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from repromatrix.nightly.triage import INSTALL, triage
-from repromatrix.results.schema import CaseResult, CombinationResult, Results
+from repromatrix.results import CaseResult, CombinationResult, Results
 from repromatrix.verdicts.judge import COLLECTION_ID
 from repromatrix.verdicts.knownissues import parse_registry
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from repromatrix.results.schema import CaseResult, CombinationResult, Results, write_json_atomic
+from repromatrix.results import CaseResult, CombinationResult, Results, write_json_atomic
 
 REPO = Path(__file__).resolve().parent.parent
 CASE = "test_a.py::test_x"

@@ -15,7 +15,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 from repromatrix import __version__
@@ -25,18 +24,19 @@ from repromatrix.errors import UserError
 from repromatrix.execution import host, scheduler
 from repromatrix.execution.runner import CaseRecord, CaseRunner
 from repromatrix.matrix.model import Combination, Matrix, load_matrix
+from repromatrix.outcomes import combination_status
 from repromatrix.redact import portable_argv, redact_env, redact_text
 from repromatrix.reports import Reporting
 from repromatrix.reports.environment import HostProbe
-from repromatrix.results.schema import (
+from repromatrix.results import (
     CaseResult,
     CombinationResult,
     EnvironmentInfo,
     Results,
     ResultsDir,
     RunInfo,
-    combination_status,
     read_combinations,
+    utc_now,
     write_combination,
 )
 from repromatrix.verdicts.knownissues import Registry
@@ -59,10 +59,6 @@ class RunOptions:
     jobs: int = 1
     baseline: Path | None = None  # a previous results.json (or its folder) to compare with
     known_issues: Path | None = None  # default: known_issues.yaml in the cases folder
-
-
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def select(matrix: Matrix, options: RunOptions) -> list[Combination]:
@@ -132,7 +128,7 @@ class MatrixRun:
         (default: the run's); ``visible_devices`` is the CUDA_VISIBLE_DEVICES the
         scheduler gave it (the cell's environment only: not part of its identity)."""
         say = say or self.say
-        started, clock = now(), time.monotonic()
+        started, clock = utc_now(), time.monotonic()
         result = CombinationResult(
             id=combo.id,
             tier=combo.tier,
@@ -205,12 +201,12 @@ class MatrixRun:
             rerun_wanted=lambda case_id: self.registry.match(result, case_id) is None,
         )
         result.cases = [_case_result(r) for r in ran.cases]
-        result.status = combination_status(result.cases)
+        result.status = combination_status({c.outcome for c in result.cases})
         return self._finish(result, clock)
 
     def _finish(self, result: CombinationResult, clock: float) -> CombinationResult:
         result.seconds = round(time.monotonic() - clock, 2)
-        result.finished = now()
+        result.finished = utc_now()
         write_combination(self.out.path, result)
         return result
 
@@ -247,7 +243,7 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
     out = ResultsDir(options.results.resolve())
     with out.claimed(options.mode):  # type: ignore[arg-type]
         runner = MatrixRun(matrix, options, out, say=display.line, registry=reporting.registry)
-        info = runner.run_info(now())
+        info = runner.run_info(utc_now())
         done = read_combinations(out.path) if options.mode == "resume" else {}
         order = [c.id for c in matrix.combinations()]
         position = {c.id: i for i, c in enumerate(combos, 1)}
@@ -269,11 +265,11 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
         def merged(_job: scheduler.Job[Combination], _result: CombinationResult) -> None:
             # Its file is written already (run_combination); results.json follows,
             # from this one thread, under the directory's claim.
-            info.finished = now()
+            info.finished = utc_now()
             out.merge(info, order)
 
         schedule.run(todo, one, merged)
-        info.finished = now()
+        info.finished = utc_now()
         final = out.merge(info, order)
         results, code = reporting.finish(final, out.path, display.line, ran=[c.id for c in combos])
     return results, code

@@ -50,8 +50,7 @@ from repromatrix.errors import UserError
 from repromatrix.execution import host
 from repromatrix.matrix.model import DEFAULT_PACKAGES
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
-from repromatrix.pipeline import now
-from repromatrix.results.schema import ResultsDir
+from repromatrix.results import ResultsDir, utc_now
 
 # Packages shown in bisect.md's environment line (all of them are in bisect.json):
 # the stack a matrix declares by default, what a reader of the issue needs.
@@ -129,7 +128,7 @@ def run_bisect(
     """Run the bisect; returns the record written and the exit status."""
     show = console or Console(stderr=True)
     checked = plan(options)
-    started, clock = now(), time.monotonic()
+    started, clock = utc_now(), time.monotonic()
     record = BisectRecord(
         package=checked.package,
         good=str(checked.good),
@@ -186,12 +185,12 @@ def run_bisect(
             )
         except BaseException:
             progress.stop()
-            record.status, record.finished = "interrupted", now()
+            record.status, record.finished = "interrupted", utc_now()
             save()
             raise
         progress.stop()
         _conclude(record, result, environments)
-        record.finished = now()
+        record.finished = utc_now()
         save()
     say(verdict_line(record))
     return record, 0 if result.status is Status.FOUND else 1

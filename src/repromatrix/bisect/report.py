@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from repromatrix import procs
 from repromatrix.environment.store import Environment
 from repromatrix.redact import redact, redact_text
-from repromatrix.results.schema import write_json_atomic, write_text_atomic
+from repromatrix.results import write_json_atomic, write_text_atomic
 
 SCHEMA_VERSION = 1
 SCRIPT_INLINE_LIMIT = 8000  # characters of a script shown in bisect.md

@@ -18,8 +18,8 @@ from repromatrix.errors import UserError
 from repromatrix.matrix.model import load_matrix
 from repromatrix.nightly import slices
 from repromatrix.nightly.triage import triage
+from repromatrix.results import load_results, write_json_atomic
 from repromatrix.results.gather import merge
-from repromatrix.results.schema import load_results, write_json_atomic
 from repromatrix.verdicts.knownissues import FILE_NAME as KNOWN_ISSUES_FILE
 from repromatrix.verdicts.knownissues import load_registry
 

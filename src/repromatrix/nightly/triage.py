@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from packaging.version import InvalidVersion, Version
 
 from repromatrix.outcomes import FAILURES, Verdict
-from repromatrix.results.schema import CaseResult, CombinationResult, Results, Transition
+from repromatrix.results import CaseResult, CombinationResult, Results, Transition
 from repromatrix.verdicts.judge import changed_packages, judge
 from repromatrix.verdicts.knownissues import Registry
 

@@ -23,7 +23,7 @@ from repromatrix.errors import UserError
 from repromatrix.verdicts.knownissues import FILE_NAME as KNOWN_ISSUES_FILE
 from repromatrix.verdicts.knownissues import Registry, load_registry
 from repromatrix.redact import portable_path
-from repromatrix.results.schema import Results, ResultsDir, load_results, write_text_atomic
+from repromatrix.results import Results, ResultsDir, load_results, write_text_atomic
 from repromatrix.outcomes import UNEXPECTED, Verdict
 from repromatrix.verdicts.judge import judge
 from repromatrix.reports import environment, github, html, junit, markdown, results_json

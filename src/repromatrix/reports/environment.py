@@ -18,7 +18,7 @@ from typing import Any
 from repromatrix import procs
 from repromatrix.environment.store import Environment
 from repromatrix.redact import machine_places, redact_text, shorten_paths
-from repromatrix.results.schema import Results, write_json_atomic
+from repromatrix.results import Results, write_json_atomic
 
 COLLECT_TIMEOUT = 180.0
 PROBE_FILE = Path("host") / "collect_env.json"

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from repromatrix.outcomes import FAILURES, CaseStatus
 from repromatrix.redact import redactor
-from repromatrix.results.schema import CaseResult, CombinationResult
+from repromatrix.results import CaseResult, CombinationResult
 from repromatrix.verdicts.judge import case_repro, is_regression
 from repromatrix.reports.view import View, first_line
 

@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 
 from repromatrix.redact import redact_text
-from repromatrix.results.schema import CaseResult, CombinationResult
+from repromatrix.results import CaseResult, CombinationResult
 from repromatrix.outcomes import COLLECTION_ID, Verdict
 from repromatrix.verdicts.judge import case_repro, is_regression
 from repromatrix.reports import environment

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from repromatrix.redact import redact
-from repromatrix.results.schema import Results, write_json_atomic
+from repromatrix.results import Results, write_json_atomic
 
 FILE_NAME = "results.json"
 

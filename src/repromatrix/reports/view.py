@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from repromatrix.results.schema import CaseResult, CombinationResult, Results
+from repromatrix.results import CaseResult, CombinationResult, Results
 from repromatrix.outcomes import FAILURES, Verdict
 from repromatrix.verdicts.judge import is_regression
 

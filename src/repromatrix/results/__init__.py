@@ -1,0 +1,51 @@
+"""The stored results: the contract between a run and everything that reads it.
+
+schema.py    results.json's models, typed with the vocabulary (outcomes.py), its version
+             and its readers; what it holds is documented there
+folder.py    a results directory: atomic files, one run at a time, the previous run aside
+gather.py    many results directories (one per CI job) into one
+"""
+
+from repromatrix.results.folder import (
+    ResultsDir,
+    read_combinations,
+    write_combination,
+    write_json_atomic,
+    write_text_atomic,
+)
+from repromatrix.results.schema import (
+    SCHEMA_VERSION,
+    CaseResult,
+    Change,
+    CombinationResult,
+    EnvironmentInfo,
+    Results,
+    RunInfo,
+    Summary,
+    Transition,
+    load_results,
+    read_json,
+    utc_now,
+    validate,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "CaseResult",
+    "Change",
+    "CombinationResult",
+    "EnvironmentInfo",
+    "Results",
+    "ResultsDir",
+    "RunInfo",
+    "Summary",
+    "Transition",
+    "load_results",
+    "read_combinations",
+    "read_json",
+    "utc_now",
+    "validate",
+    "write_combination",
+    "write_json_atomic",
+    "write_text_atomic",
+]

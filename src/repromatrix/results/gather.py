@@ -23,15 +23,8 @@ from pathlib import Path
 
 from repromatrix import __version__
 from repromatrix.errors import UserError
-from repromatrix.results.schema import (
-    CombinationResult,
-    Results,
-    ResultsDir,
-    RunInfo,
-    load_results,
-    read_combinations,
-    write_combination,
-)
+from repromatrix.results.folder import ResultsDir, read_combinations, write_combination
+from repromatrix.results.schema import CombinationResult, Results, RunInfo, load_results
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from repromatrix.outcomes import (
 )
 from repromatrix.outcomes import raw_outcome as outcome_of_status
 from repromatrix.redact import portable_path
-from repromatrix.results.schema import (
+from repromatrix.results import (
     CaseResult,
     Change,
     CombinationResult,

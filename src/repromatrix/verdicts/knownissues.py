@@ -31,7 +31,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from repromatrix.errors import UserError, key_path
-from repromatrix.results.schema import CombinationResult
+from repromatrix.results import CombinationResult
 
 FILE_NAME = "known_issues.yaml"
 

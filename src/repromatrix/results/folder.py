@@ -1,0 +1,129 @@
+"""A results directory on disk: atomic files, one run at a time, the previous run
+kept aside. The layout and the schema of what is in it: schema.py."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from repromatrix.errors import UserError
+from repromatrix.results.schema import (
+    CombinationResult,
+    Results,
+    RunInfo,
+    read_json,
+    validate,
+)
+
+# --------------------------------------------------------------------------- files
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write-then-rename: a reader (or a kill -9) never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        # mkstemp makes the file private (0600); a report is for everyone to read.
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
+
+
+def write_combination(results_dir: Path, result: CombinationResult) -> Path:
+    path = results_dir / "combinations" / f"{result.id}.json"
+    write_json_atomic(path, result.model_dump(mode="json"))
+    return path
+
+
+def read_combinations(results_dir: Path) -> dict[str, CombinationResult]:
+    out: dict[str, CombinationResult] = {}
+    folder = results_dir / "combinations"
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.glob("*.json")):
+        data = read_json(path)
+        out[data.get("id", path.stem)] = validate(CombinationResult, data, path)
+    return out
+
+
+# --------------------------------------------------------------------------- the directory
+
+
+class ResultsDir:
+    """A results directory that one run at a time writes.
+
+    A fresh run moves the previous contents aside to ``<name>.previous`` (nothing
+    recorded is thrown away by starting again); ``update`` replaces only the
+    combinations it runs; ``resume`` keeps every finished combination and case.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    @property
+    def previous(self) -> Path:
+        return self.path.with_name(f"{self.path.name}.previous")
+
+    def records_path(self, combination_id: str) -> Path:
+        return self.path / "records" / f"{combination_id}.jsonl"
+
+    def log_path(self, combination_id: str, kind: str) -> Path:
+        return self.path / "logs" / f"{combination_id}.{kind}.log"
+
+    @contextlib.contextmanager
+    def claimed(self, mode: Literal["fresh", "update", "resume"]) -> Iterator[ResultsDir]:
+        """Hold the directory for one run; a second run gets a clear error instead
+        of interleaving its files with ours."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock_path = self.path.with_name(f".{self.path.name}.lock")
+        with open(lock_path, "a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                raise UserError(
+                    f"{self.path}: another run is writing here ({holder}); "
+                    "wait for it or pass a different --results directory"
+                ) from None
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"pid {os.getpid()}")
+            handle.flush()
+            try:
+                if mode == "fresh" and self.path.exists() and any(self.path.iterdir()):
+                    shutil.rmtree(self.previous, ignore_errors=True)
+                    os.replace(self.path, self.previous)
+                self.path.mkdir(parents=True, exist_ok=True)
+                yield self
+            finally:
+                handle.seek(0)
+                handle.truncate()
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def merge(self, run: RunInfo, order: list[str]) -> Results:
+        """results.json from the per-combination files, in matrix order."""
+        found = read_combinations(self.path)
+        ranked = sorted(
+            found.values(), key=lambda c: (order.index(c.id) if c.id in order else len(order), c.id)
+        )
+        results = Results(run=run, combinations=ranked)
+        write_json_atomic(self.path / "results.json", results.dump())
+        return results
