@@ -23,6 +23,8 @@ def key_path(parts: tuple[str | int, ...] | list[str | int]) -> str:
     ``tiers.smoke[2].transformers``."""
     out = ""
     for part in parts:
+        if isinstance(part, str) and "[" in part:
+            continue  # pydantic's name for a member of a union ("str-enum[CaseOutcome]")
         if isinstance(part, int):
             out += f"[{part}]"
         else:
