@@ -15,7 +15,7 @@ from reportdata import CASE_A, CASE_B, case, combination, demo_results, results,
 
 from repromatrix import cli
 from repromatrix.errors import UserError
-from repromatrix.reports import Reporting, github, markdown, rerender
+from repromatrix.reports import Reporting, markdown, rerender, step_summary
 from repromatrix.results import (
     CaseResult,
     CombinationResult,
@@ -23,7 +23,7 @@ from repromatrix.results import (
     load_results,
     write_json_atomic,
 )
-from repromatrix.verdicts.knownissues import parse_registry
+from repromatrix.verdicts.knownissues import RegistryLocation, parse_registry
 
 LINK = "https://github.com/huggingface/transformers/issues/40000"
 REGISTRY = parse_registry(
@@ -246,7 +246,7 @@ def test_step_summary_is_appended_when_github_step_summary_is_set(tmp_path, monk
 
 def test_no_step_summary_without_the_variable(tmp_path, monkeypatch):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    assert github.append_step_summary("x") is None
+    assert step_summary.append_step_summary("x") is None
 
 
 def _fake_gh(folder: Path, *, authenticated: bool, post_status: int = 0) -> Path:
@@ -357,7 +357,7 @@ def test_rerendering_with_a_newer_registry_changes_the_verdicts(
         f"- case: '{CASE_A}'\n  when: {{transformers: '>=4.53'}}\n  link: {LINK}\n"
         f"- case: '{CASE_B}'\n  when: {{transformers: '>=4.56'}}\n  link: {LINK}\n"
     )
-    rerender(folder, known_issues=registry, say=lambda _: None)
+    rerender(folder, known_issues=RegistryLocation(registry, required=True), say=lambda _: None)
     judged = load_results(folder)
     assert judged.find("tf4.53.0").verdict == "KNOWN-BROKEN"
     assert judged.find("tf4.53.0").cases[0].status == "known-broken"

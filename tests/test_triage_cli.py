@@ -145,6 +145,7 @@ def test_without_gh_the_commands_are_printed(nightly, tmp_path: Path) -> None:
     assert calls == []
     assert "gh is not installed; run: gh issue list" in stdout
     assert "run: gh workflow run bisect.yml -f package=transformers" in stdout
+    assert "dispatched" not in stdout  # nothing was started
 
 
 def test_a_failure_the_registry_knows_is_not_a_regression(nightly, tmp_path: Path) -> None:

@@ -1,22 +1,24 @@
-"""The few things the nightly job asks of GitHub, through the ``gh`` command line
-(authenticated by GH_TOKEN in CI): one tracking issue, opened or updated, and
-bisect workflows dispatched. Without gh the commands are printed instead, so a
-person can run them."""
+"""The one GitHub client: the few things repromatrix asks of GitHub, through the ``gh``
+command line (authenticated by GH_TOKEN in CI, or ``gh auth login``): one tracking
+issue, opened or updated; bisect workflows dispatched; a summary posted on an issue.
+Without a usable gh the commands are printed instead, so a person can run them where
+gh works, and nothing claims to have been done."""
 
 from __future__ import annotations
 
 import json
 import shlex
 import shutil
-import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from repromatrix import procs
 from repromatrix.errors import UserError
 from repromatrix.redact import redact_text
 
 TRACKING_LABEL = "nightly-regression"
 TRACKING_TITLE = "Nightly: regressions"
+GH_TIMEOUT = 120.0
 
 
 class GitHub:
@@ -36,11 +38,11 @@ class GitHub:
         return self.gh is not None
 
     def _call(self, args: Sequence[str]) -> str:
-        command = [self.gh or "gh", *args, *(["--repo", self.repo] if self.repo else [])]
+        command = ["gh", *args, *(["--repo", self.repo] if self.repo else [])]
         if not self.available:
             self.say(f"gh is not installed; run: {shlex.join(command)}")
             return ""
-        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        done = procs.run([self.gh or "gh", *command[1:]], timeout=GH_TIMEOUT)
         if done.returncode != 0:
             detail = " ".join(redact_text(done.stderr).split())[:500]
             raise UserError(f"gh {' '.join(args[:2])} failed: {detail or 'no message'}")
@@ -75,12 +77,47 @@ class GitHub:
         self.say(f"opened tracking issue #{number}")
         return number
 
-    def dispatch(self, workflow: str, inputs: dict[str, str], *, ref: str | None = None) -> None:
+    def dispatch(self, workflow: str, inputs: dict[str, str], *, ref: str | None = None) -> bool:
+        """Start ``workflow``; True when started (without gh its command is printed)."""
         args = ["workflow", "run", workflow]
         if ref:
             args += ["--ref", ref]
         for key, value in inputs.items():
             args += ["-f", f"{key}={value}"]
         self._call(args)
+        if not self.available:
+            return False
         span = f"{inputs.get('package')} {inputs.get('good')}..{inputs.get('bad')}"
         self.say(f"dispatched {workflow}: {span}")
+        return True
+
+    def comment(self, issue: int, body_file: Path) -> bool:
+        """Post ``body_file`` on ``issue``; True when posted. Without gh, or with a gh
+        that is not logged in, the exact command is printed instead."""
+        command = ["gh", "issue", "comment", str(issue), "--body-file", _shown(body_file)]
+        if self.repo:
+            command += ["--repo", self.repo]
+        if not self.available:
+            self.say("gh is not installed; to post the summary, run:")
+            self.say("  " + shlex.join(command))
+            return False
+        if procs.run([self.gh or "gh", "auth", "status"], timeout=GH_TIMEOUT).returncode != 0:
+            self.say("gh is not authenticated (gh auth status); to post the summary, run:")
+            self.say("  " + shlex.join(command))
+            return False
+        done = procs.run([self.gh or "gh", *command[1:]], timeout=GH_TIMEOUT)
+        if done.returncode != 0:
+            detail = " ".join(redact_text(done.stderr or done.stdout).split())[:300]
+            raise UserError(f"{shlex.join(command)} failed (exit {done.returncode}): {detail}")
+        url = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else f"issue {issue}"
+        self.say(f"posted the summary: {url}")
+        return True
+
+
+def _shown(path: Path) -> str:
+    """The body file as the user would type it: relative to here when inside."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -19,6 +19,7 @@ from repromatrix.errors import UserError
 from repromatrix.matrix.model import load_matrix
 from repromatrix.pipeline import DEFAULT_TIER, RunOptions, run
 from repromatrix.reports import rerender
+from repromatrix.verdicts.knownissues import RegistryLocation
 
 
 def _matrix_option(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +44,9 @@ def _report_options(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="the known-issue registry (default: known_issues.yaml in the cases folder)",
+    )
+    parser.add_argument(
+        "--cases", type=Path, help="the cases folder (default: cases/ beside the matrix)"
     )
 
 
@@ -78,7 +82,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="where environments are kept "
         "(default: $REPROMATRIX_ENV_DIR or ~/.cache/repromatrix/envs)",
     )
-    runner.add_argument("--cases", type=Path, help="the cases folder (default: beside the matrix)")
     mode = runner.add_mutually_exclusive_group()
     mode.add_argument(
         "--resume",
@@ -126,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=Path("reports/latest"),
         help="results directory to render (default: %(default)s)",
     )
+    _matrix_option(report)
     _report_options(report)
     report.add_argument(
         "--issue",
@@ -150,7 +154,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return rerender(
                 args.results,
                 baseline=args.baseline,
-                known_issues=args.known_issues,
+                known_issues=RegistryLocation.of(
+                    matrix=args.matrix, cases=args.cases, explicit=args.known_issues
+                ),
                 issue=args.issue,
             )
         for group in (bisect_commands, nightly_commands):

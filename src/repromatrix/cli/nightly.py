@@ -21,7 +21,7 @@ from repromatrix.nightly.triage import triage
 from repromatrix.results import load_results, write_json_atomic
 from repromatrix.results.gather import merge
 from repromatrix.verdicts.knownissues import FILE_NAME as KNOWN_ISSUES_FILE
-from repromatrix.verdicts.knownissues import load_registry
+from repromatrix.verdicts.knownissues import RegistryLocation
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -63,7 +63,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="FILE",
         help="the known-issue registry, as `report` takes it "
-        f"(default: cases/{KNOWN_ISSUES_FILE} when it exists)",
+        f"(default: {KNOWN_ISSUES_FILE} in the cases folder, when it exists)",
+    )
+    triaging.add_argument("--matrix", type=Path, default=Path("matrix.yaml"))
+    triaging.add_argument(
+        "--cases", type=Path, help="the cases folder (default: cases/ beside the matrix)"
     )
     triaging.add_argument("--limit", type=int, default=5, help="bisects a night at most")
     triaging.add_argument(
@@ -110,11 +114,10 @@ def run_command(args: argparse.Namespace) -> int | None:
 def _triage(args: argparse.Namespace) -> int:
     tonight = load_results(args.results)
     baseline = load_results(args.baseline) if args.baseline else None
-    # The verdicts `report` gave: same registry, same default.
-    registry = load_registry(
-        args.known_issues or Path("cases") / KNOWN_ISSUES_FILE,
-        required=args.known_issues is not None,
-    )
+    # The verdicts `report` gave: the same rule finds the same registry.
+    registry = RegistryLocation.of(
+        matrix=args.matrix, cases=args.cases, explicit=args.known_issues
+    ).load()
     found = triage(tonight, baseline, limit=args.limit, registry=registry)
     folder = args.results if args.results.is_dir() else args.results.parent
     write_json_atomic(folder / "triage.json", found.dump())

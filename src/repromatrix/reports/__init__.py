@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repromatrix.errors import UserError
-from repromatrix.verdicts.knownissues import FILE_NAME as KNOWN_ISSUES_FILE
-from repromatrix.verdicts.knownissues import Registry, load_registry
+from repromatrix.verdicts.knownissues import Registry, RegistryLocation
 from repromatrix.redact import portable_path
 from repromatrix.results import Results, ResultsDir, load_results, write_text_atomic
 from repromatrix.outcomes import UNEXPECTED, Verdict
 from repromatrix.verdicts.judge import judge
-from repromatrix.reports import environment, github, html, junit, markdown, results_json
+from repromatrix import gh
+from repromatrix.reports import environment, html, junit, markdown, results_json, step_summary
 from repromatrix.reports.view import REPORT_FILES, VERDICT_RANK, View
 
 if TYPE_CHECKING:
@@ -47,12 +47,11 @@ class Reporting:
     def prepare(
         cls,
         *,
-        known_issues: Path | None,
-        known_issues_required: bool = True,
+        known_issues: RegistryLocation | None,
         baseline: Path | None = None,
         issue: int | None = None,
     ) -> Reporting:
-        registry = load_registry(known_issues, required=known_issues_required)
+        registry = known_issues.load() if known_issues is not None else Registry()
         previous = load_results(baseline) if baseline is not None else None
         return cls(
             registry=registry,
@@ -63,12 +62,11 @@ class Reporting:
 
     @classmethod
     def for_run(cls, options: RunOptions) -> Reporting:
-        """The registry beside the cases (cases/known_issues.yaml, optional unless
-        --known-issues names one) and --baseline."""
-        cases = options.cases or options.matrix.parent / "cases"
+        """The matrix's known-issue registry (RegistryLocation's rule) and --baseline."""
         return cls.prepare(
-            known_issues=options.known_issues or cases / KNOWN_ISSUES_FILE,
-            known_issues_required=options.known_issues is not None,
+            known_issues=RegistryLocation.of(
+                matrix=options.matrix, cases=options.cases, explicit=options.known_issues
+            ),
             baseline=options.baseline,
         )
 
@@ -94,12 +92,12 @@ class Reporting:
         judge(results, self.registry, self.baseline, baseline_name=self.baseline_name)
         written = write_all(results, folder)
         summary_text = written["summary.md"].read_text(encoding="utf-8")
-        step = github.append_step_summary(summary_text)
+        step = step_summary.append_step_summary(summary_text)
         _tell(results, folder, say)
         if step is not None:
             say("summary appended to $GITHUB_STEP_SUMMARY")
         if self.issue is not None:
-            github.post_issue_comment(self.issue, written["summary.md"], say)
+            gh.GitHub(say=say).comment(self.issue, written["summary.md"])
         code = results.summary.exit_code if results.summary else 0
         return results, code
 
@@ -124,7 +122,7 @@ def rerender(
     folder: Path,
     *,
     baseline: Path | None = None,
-    known_issues: Path | None = None,
+    known_issues: RegistryLocation | None = None,
     issue: int | None = None,
     say: Say = print,
 ) -> int:
@@ -134,10 +132,8 @@ def rerender(
         folder = folder.parent
     if not (folder / results_json.FILE_NAME).exists():
         raise UserError(f"{folder}: no results.json here (run the matrix first, or pass --results)")
-    default = Path("cases") / KNOWN_ISSUES_FILE
     reporting = Reporting.prepare(
-        known_issues=known_issues or default,
-        known_issues_required=known_issues is not None,
+        known_issues=known_issues,
         baseline=baseline,
         issue=issue,
     )

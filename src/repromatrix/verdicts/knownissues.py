@@ -107,6 +107,29 @@ def versions_of(combination: CombinationResult) -> dict[str, str]:
     return versions
 
 
+@dataclass(frozen=True)
+class RegistryLocation:
+    """Where the known-issue registry of a matrix is, and whether it must exist."""
+
+    path: Path
+    required: bool
+
+    @classmethod
+    def of(
+        cls, *, matrix: Path, cases: Path | None = None, explicit: Path | None = None
+    ) -> RegistryLocation:
+        """The one rule, for run, report and triage alike: --known-issues when given
+        (then it must exist); otherwise known_issues.yaml in the cases folder, which is
+        --cases or cases/ beside the matrix (optional: a project without known issues)."""
+        if explicit is not None:
+            return cls(Path(explicit), required=True)
+        folder = cases if cases is not None else Path(matrix).parent / "cases"
+        return cls(Path(folder) / FILE_NAME, required=False)
+
+    def load(self) -> Registry:
+        return load_registry(self.path, required=self.required)
+
+
 def load_registry(path: str | Path | None, *, required: bool = True) -> Registry:
     """The registry in ``path``; an empty one when the file is absent and not
     ``required`` (a project without known issues yet)."""
