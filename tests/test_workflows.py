@@ -111,6 +111,6 @@ def test_the_repromatrix_commands_and_options_the_workflows_use_exist() -> None:
     assert {c for c, _ in calls} >= {"ci-matrix", "merge", "run", "triage", "report"}
     for command, used in calls:
         if command == "report":
-            continue  # issue C's command: its options are its own tests' business
+            continue  # `report`: its options are its own tests' business
         known = {o for a in commands[command]._actions for o in a.option_strings}
         assert used <= known, (command, used - known)

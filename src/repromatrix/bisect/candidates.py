@@ -22,7 +22,7 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -287,14 +287,3 @@ def _ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
 
 def _truthy(value: str) -> bool:
     return value.lower() in ("1", "true", "yes", "on")
-
-
-def parse_versions(texts: Iterable[str]) -> list[Version]:
-    """Versions as the user typed them (UserError naming the first bad one)."""
-    out = []
-    for text in texts:
-        try:
-            out.append(Version(text))
-        except InvalidVersion:
-            raise UserError(f"{text!r} is not a version (PEP 440)") from None
-    return out

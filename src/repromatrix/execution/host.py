@@ -8,7 +8,6 @@ import functools
 import os
 import platform
 import shutil
-import subprocess
 from pathlib import Path
 
 from repromatrix import procs
@@ -58,18 +57,10 @@ def git_commit(folder: Path) -> str | None:
     if git is None:
         return None
     try:
-        head = subprocess.run(
-            [git, "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True, timeout=10
-        )
-        if head.returncode != 0:
+        head = procs.run([git, "rev-parse", "HEAD"], cwd=folder, timeout=10)
+        if head.returncode != 0 or head.timed_out:
             return None
-        dirty = subprocess.run(
-            [git, "status", "--porcelain", "--", "."],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError):
+        dirty = procs.run([git, "status", "--porcelain", "--", "."], cwd=folder, timeout=10)
+    except OSError:
         return None
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")

@@ -29,7 +29,7 @@ import itertools
 import re
 import string
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -67,7 +67,7 @@ DEFAULT_PACKAGES = (
 )
 
 # Session names the noxfile defines itself; a combination may not shadow them.
-RESERVED_IDS = frozenset({"matrix", "tests", "lint", "report", "bisect", "benchmarks"})
+RESERVED_IDS = frozenset({"matrix", "tests", "lint", "report", "bisect"})
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 DEFAULT_CASE_TIMEOUT = 300.0
@@ -168,12 +168,6 @@ class Combination:
     def pin(self, package: str) -> Pin | None:
         name = canonicalize_name(package)
         return next((p for p in self.pins if p.package == name), None)
-
-    def with_pins(self, overrides: Iterable[Pin], *, id: str | None = None) -> Combination:
-        """A copy with some pins replaced or added (bisect builds its steps this way)."""
-        merged = {p.package: p for p in self.pins}
-        merged.update({p.package: p for p in overrides})
-        return replace(self, pins=tuple(merged.values()), id=id or self.id)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Culprit hunting without a person: which regressions of tonight's nightly are
 handed to a bisect, and over which range.
 
-The rules that name a range are issue C's, in verdicts.py: tonight's results are
+The rules that name a range are verdicts' (verdicts/judge.py): tonight's results are
 judged against last night's (``verdicts.judge``), which gives every failing case its
 transitions, nearest first: the one package that moved since last night
 (``baseline_transition``), and the neighbours of tonight's run that differ in one

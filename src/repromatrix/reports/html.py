@@ -6,13 +6,16 @@ highlighted, so the row where a colour changes shows which package moved. Hover
 a cell for its error, click it for the message, traceback, repro and bisect
 commands. Filters by package version and verdict; click a package's header to
 sort by it; the URL's #fragment sets filters, sort or the open cell, so a view can be
-linked. No external asset: inline CSS and JS, data embedded as JSON.
+linked. No external asset: the CSS and JS (assets/report.css, assets/report.js, package
+files) are inlined, and the data is embedded as JSON.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import json
+from importlib import resources
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
@@ -69,7 +72,7 @@ def render(view: View) -> str:
             '<aside id="detail" hidden><button id="close" title="close">×</button>'
             '<div id="detail-body"></div></aside>\n',
             f'<script type="application/json" id="data">{_json(_data(view))}</script>\n',
-            f"<script>{SCRIPT}</script>\n",
+            f"<script>{asset('report.js')}</script>\n",
         ]
     )
     page = (
@@ -95,6 +98,12 @@ def _by_rank(counts: dict[str, int]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: VERDICT_RANK.get(kv[0], 99))
 
 
+@functools.cache
+def asset(name: str) -> str:
+    """A file of reports/assets, as text (package data: works from a wheel too)."""
+    return resources.files("repromatrix.reports").joinpath("assets", name).read_text("utf-8")
+
+
 def _css() -> str:
     status_rules = "".join(
         f".s-{name}{{background:{colour}}}" for name, (_, colour, _) in STATUS_STYLE.items()
@@ -102,7 +111,7 @@ def _css() -> str:
     verdict_rules = "".join(
         f".v-{name}{{background:{colour};color:#fff}}" for name, (_, colour) in VERDICT_STYLE.items()
     )
-    return CSS + status_rules + verdict_rules
+    return asset("report.css") + status_rules + verdict_rules
 
 
 def _header(view: View) -> str:
@@ -333,269 +342,3 @@ def _data(view: View) -> dict[str, Any]:
         "combinations": combinations,
         "cells": cells,
     }
-
-
-CSS = """
-*{box-sizing:border-box}
-body{font:13px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
-margin:0;padding:12px 16px;color:#1f2328;background:#fff}
-h1{font-size:20px;margin:0 12px 0 0;display:inline-block}
-h2{font-size:15px;margin:14px 0 6px}
-header{display:flex;flex-wrap:wrap;align-items:center;gap:6px}
-.chips{display:inline-flex;gap:6px;flex-wrap:wrap}
-.chip{padding:2px 8px;border-radius:10px;font-weight:600}
-.meta{flex-basis:100%;margin:6px 0}
-.good{color:#1a7f37}.bad{color:#cf222e}.muted{color:#656d76}
-code{font:12px ui-monospace,SFMono-Regular,Menlo,"DejaVu Sans Mono",monospace;
-background:#f6f8fa;padding:1px 4px;border-radius:4px}
-code.cmd{display:inline-block;margin-top:2px;user-select:all}
-.regressions summary{cursor:pointer}.regressions summary h2{display:inline}
-.regressions ul{margin:0;padding-left:18px;max-height:24vh;overflow:auto}
-.regressions li{margin:3px 0}
-.controls{display:flex;flex-wrap:wrap;gap:10px;align-items:center;margin:10px 0;
-padding:8px;background:#f6f8fa;border-radius:6px}
-.controls select,.controls input{font:inherit;max-width:16em}
-.legend{display:flex;flex-wrap:wrap;gap:12px;margin:6px 0 8px}
-.key{display:inline-flex;align-items:center;gap:4px}
-.sw{display:inline-block;min-width:22px;height:18px;border-radius:3px;text-align:center;
-font-style:normal;color:#fff;font-weight:700;line-height:18px;padding:0 3px}
-.sw.chg{background:#fffbe6;color:#1f2328;box-shadow:inset 3px 0 0 #d4a72c}
-.gridwrap{overflow:auto;max-height:80vh;border:1px solid #d0d7de;border-radius:6px}
-table{border-collapse:separate;border-spacing:0}
-th,td{padding:3px 6px;border-bottom:1px solid #eaeef2;white-space:nowrap}
-thead th{position:sticky;top:0;background:#f6f8fa;z-index:2;vertical-align:bottom;
-border-bottom:1px solid #d0d7de}
-th.cid{position:sticky;left:0;background:#fff;z-index:1;text-align:left;
-font:600 12px ui-monospace,SFMono-Regular,Menlo,"DejaVu Sans Mono",monospace;cursor:pointer}
-thead th.cid{z-index:3;background:#f6f8fa}
-th.pkg{cursor:pointer}th.pkg.sorted{text-decoration:underline}
-th.case{padding:4px 2px;font-weight:500}
-th.case span{writing-mode:vertical-rl;transform:rotate(180deg);display:inline-block;
-max-height:11em;overflow:hidden;text-overflow:ellipsis}
-td.verdict{font-weight:700;font-size:11px;text-align:center}
-td.ver{font:12px ui-monospace,SFMono-Regular,Menlo,"DejaVu Sans Mono",monospace;color:#424a53;
-max-width:14em;overflow:hidden;text-overflow:ellipsis}
-td.ver.chg{background:#fffbe6;box-shadow:inset 3px 0 0 #d4a72c;font-weight:700;color:#1f2328}
-td.ver.req{font-style:italic;color:#8c959f}
-td.c{min-width:30px;text-align:center;color:#fff;font-weight:700;cursor:pointer;
-border-right:2px solid #fff;border-bottom:2px solid #fff}
-td.c.s-missing{color:#8c959f}
-td.c.s-regressed{box-shadow:inset 0 0 0 2px #1f2328}
-tr:hover td,tr:hover th.cid{filter:brightness(0.94)}
-tr.neighbour th.cid{outline:3px solid #1f6feb;outline-offset:-3px}
-tr.hidden{display:none}.colhidden{display:none}
-td.c.selected{outline:3px solid #1f2328;outline-offset:-3px}
-#detail{position:fixed;right:12px;bottom:12px;width:min(720px,calc(100vw - 24px));
-max-height:60vh;overflow:auto;background:#fff;border:1px solid #d0d7de;border-radius:8px;
-box-shadow:0 8px 24px rgba(140,149,159,.3);padding:12px 14px;z-index:10}
-#detail pre{background:#f6f8fa;padding:8px;border-radius:6px;overflow:auto;max-height:30vh;
-font:12px ui-monospace,SFMono-Regular,Menlo,"DejaVu Sans Mono",monospace;white-space:pre-wrap}
-#close{float:right;border:0;background:none;font-size:20px;cursor:pointer}
-.env p{margin:4px 0}.env pre{font-size:11px;max-height:40vh;overflow:auto;background:#f6f8fa;
-padding:8px}
-"""
-
-SCRIPT = r"""
-(function () {
-  "use strict";
-  var data = JSON.parse(document.getElementById("data").textContent);
-  var table = document.getElementById("grid");
-  var tbody = table.tBodies[0];
-  var rows = Array.prototype.slice.call(tbody.rows);
-  var nPkg = data.packages.length;
-  var panel = document.getElementById("detail");
-  var panelBody = document.getElementById("detail-body");
-
-  function esc(s) {
-    return String(s == null ? "" : s).replace(/[&<>"]/g, function (c) {
-      return {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c];
-    });
-  }
-  function shq(s) {  // shlex.quote
-    return /^[A-Za-z0-9_@%+=:,.\/-]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\"'\"'") + "'";
-  }
-  function versionCells(tr) {
-    return Array.prototype.slice.call(tr.querySelectorAll("td.ver"), 0, nPkg);
-  }
-  function cmpVersion(a, b) {  // PEP 440 enough for sorting: numbers as numbers
-    var pa = a.split(/[^0-9A-Za-z]+/), pb = b.split(/[^0-9A-Za-z]+/);
-    for (var i = 0; i < Math.max(pa.length, pb.length); i++) {
-      var x = pa[i] || "", y = pb[i] || "";
-      var nx = /^\d+$/.test(x), ny = /^\d+$/.test(y);
-      if (nx && ny && +x !== +y) return +x - +y;
-      if (nx !== ny) return nx ? 1 : -1;
-      if (x !== y) return x < y ? -1 : 1;
-    }
-    return 0;
-  }
-
-  // Versions that differ from the previous visible row stand out: where a colour
-  // changes between two rows, the highlighted version is what moved.
-  function markChanges() {
-    var previous = null, shown = 0;
-    rows.forEach(function (tr) {
-      if (tr.classList.contains("hidden")) return;
-      shown++;
-      var cells = versionCells(tr);
-      cells.forEach(function (td, i) {
-        var changed = previous !== null && previous[i] !== td.textContent;
-        td.classList.toggle("chg", changed);
-      });
-      previous = cells.map(function (td) { return td.textContent; });
-    });
-    document.getElementById("shown").textContent =
-      shown + " of " + rows.length + " combinations shown";
-  }
-
-  function applyFilters() {
-    var verdict = document.querySelector("select[data-filter=verdict]").value;
-    var pkgs = Array.prototype.slice.call(document.querySelectorAll("select[data-filter=pkg]"));
-    var problems = document.getElementById("problems").checked;
-    rows.forEach(function (tr) {
-      var hide = (verdict && tr.dataset.verdict !== verdict) ||
-        (problems && !tr.hasAttribute("data-problem"));
-      var cells = versionCells(tr);
-      pkgs.forEach(function (sel) {
-        if (sel.value && cells[+sel.dataset.col].textContent !== sel.value) hide = true;
-      });
-      tr.classList.toggle("hidden", !!hide);
-    });
-    var text = document.getElementById("casefilter").value.toLowerCase();
-    data.cases.forEach(function (id, i) {
-      var hide = text && id.toLowerCase().indexOf(text) < 0;
-      table.querySelectorAll("[data-case='" + i + "'],td[data-c='" + i + "']").forEach(
-        function (el) { el.classList.toggle("colhidden", !!hide); });
-    });
-    markChanges();
-  }
-
-  function sortBy(col) {
-    var order = [col];
-    for (var i = 0; i < nPkg; i++) if (i !== col) order.push(i);
-    rows.sort(function (a, b) {
-      var va = versionCells(a), vb = versionCells(b);
-      for (var k = 0; k < order.length; k++) {
-        var c = cmpVersion(va[order[k]].textContent, vb[order[k]].textContent);
-        if (c) return c;
-      }
-      return +a.dataset.r - +b.dataset.r;
-    });
-    rows.forEach(function (tr) { tbody.appendChild(tr); });
-    table.querySelectorAll("th.pkg").forEach(function (th) {
-      th.classList.toggle("sorted", +th.dataset.col === col);
-    });
-    markChanges();
-  }
-
-  function show(html) {
-    panelBody.innerHTML = html;
-    panel.hidden = false;
-  }
-  function clearMarks() {
-    table.querySelectorAll(".selected").forEach(function (el) { el.classList.remove("selected"); });
-    table.querySelectorAll("tr.neighbour").forEach(function (el) { el.classList.remove("neighbour"); });
-  }
-  function rowOf(id) {
-    return rows.filter(function (tr) { return data.combinations[+tr.dataset.r].id === id; })[0];
-  }
-
-  function showCell(td) {
-    var r = +td.parentNode.dataset.r, c = +td.dataset.c;
-    var combo = data.combinations[r], caseId = data.cases[c];
-    var cell = data.cells[r + ":" + c];
-    clearMarks();
-    td.classList.add("selected");
-    var html = "<h2>" + esc(combo.id) + " · <code>" + esc(caseId) + "</code></h2>";
-    if (!cell) {
-      var found = td.classList.contains("s-missing") ? "not run in this combination" : "passed";
-      show(html + "<p>" + found + "</p><p>repro: <code class=cmd>" +
-        esc(combo.repro + " -- " + shq(caseId)) + "</code></p>");
-      return;
-    }
-    html += "<p><b>" + esc(cell.regressed ? "REGRESSED (" + cell.status + ")" : cell.status) +
-      "</b>" + (cell.error_type ? " <code>" + esc(cell.error_type) + "</code>" : "") +
-      (cell.attempts.length > 1 ? " · attempts: " + esc(cell.attempts.join(", ")) : "") + "</p>";
-    if (cell.known_issue) {
-      html += "<p>known issue: <a href='" + esc(cell.known_issue.link) + "'>" +
-        esc(cell.known_issue.link) + "</a> " + esc(cell.known_issue.note) + "</p>";
-    }
-    if (cell.change) html += "<p>against the baseline run: " + esc(cell.change) + "</p>";
-    cell.transitions.forEach(function (t) {
-      html += "<p>" + esc(t.text) + " (passes in " + esc(t.good) + ")" +
-        (t.bisect ? "<br><code class=cmd>" + esc(t.bisect) + "</code>" : "") + "</p>";
-      var other = rowOf(t.good);
-      if (other) other.classList.add("neighbour");
-    });
-    if (cell.message) html += "<pre>" + esc(cell.message) + "</pre>";
-    if (cell.traceback) html += "<details open><summary>traceback (end)</summary><pre>" +
-      esc(cell.traceback) + "</pre></details>";
-    html += "<p>repro: <code class=cmd>" + esc(cell.repro) + "</code></p>";
-    show(html);
-  }
-
-  function showCombination(th) {
-    var combo = data.combinations[+th.parentNode.dataset.r];
-    clearMarks();
-    var resolved = Object.keys(combo.resolved).map(function (k) {
-      return esc(k) + " " + esc(combo.resolved[k]);
-    }).join(", ");
-    var requested = Object.keys(combo.requested).map(function (k) {
-      return esc(k) + " " + esc(combo.requested[k]);
-    }).join(", ");
-    show("<h2>" + esc(combo.id) + " · " + esc(combo.verdict) + "</h2><p>" + esc(combo.reason) +
-      "</p>" + (combo.message ? "<pre>" + esc(combo.message) + "</pre>" : "") +
-      "<p>requested: " + requested + "</p><p>resolved" +
-      (combo.python ? " (python " + esc(combo.python) + ")" : "") + ": " +
-      (resolved || "nothing (not built)") + "</p><p>repro: <code class=cmd>" +
-      esc(combo.repro) + "</code></p>");
-  }
-
-  table.addEventListener("click", function (event) {
-    var td = event.target.closest("td.c");
-    if (td) return showCell(td);
-    var th = event.target.closest("tbody th.cid");
-    if (th) return showCombination(th);
-    var head = event.target.closest("th.pkg[data-col]");
-    if (head) return sortBy(+head.dataset.col);
-  });
-  document.getElementById("close").addEventListener("click", function () {
-    panel.hidden = true;
-    clearMarks();
-  });
-  document.querySelectorAll(".controls select, .controls input").forEach(function (el) {
-    el.addEventListener("input", applyFilters);
-    el.addEventListener("change", applyFilters);
-  });
-  // Links into the report: index.html#ROW:COL opens a cell's details;
-  // #verdict=V&PACKAGE=VERSION&problems=1&case=TEXT&sort=PACKAGE sets the controls.
-  function fromHash() {
-    var hash = decodeURIComponent(location.hash.slice(1));
-    var cell = /^(\d+):(\d+)$/.exec(hash);
-    if (cell) {
-      var tr = rows.filter(function (r) { return r.dataset.r === cell[1]; })[0];
-      var td = tr && tr.querySelector("td.c[data-c='" + cell[2] + "']");
-      if (td) showCell(td);
-      return;
-    }
-    var sort = null;
-    hash.split("&").forEach(function (pair) {
-      var at = pair.indexOf("="), key = pair.slice(0, at), value = pair.slice(at + 1);
-      if (at < 0) return;
-      if (key === "verdict") document.querySelector("select[data-filter=verdict]").value = value;
-      else if (key === "problems") document.getElementById("problems").checked = value === "1";
-      else if (key === "case") document.getElementById("casefilter").value = value;
-      else if (key === "sort") sort = data.packages.indexOf(value);
-      else {
-        var column = data.packages.indexOf(key);
-        var select = document.querySelector("select[data-filter=pkg][data-col='" + column + "']");
-        if (select) select.value = value;
-      }
-    });
-    if (sort !== null && sort >= 0) sortBy(sort);
-    applyFilters();
-  }
-  markChanges();
-  fromHash();
-  document.body.dataset.ready = "1";
-})();
-"""

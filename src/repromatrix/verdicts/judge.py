@@ -312,7 +312,7 @@ def transition(
 def bisect_command(
     package: str, good: str, bad: str, pins: Iterable[str], case_id: str, direction: str
 ) -> str:
-    """Issue D's interface: the command that finds the culprit (or fixing) release."""
+    """The bisect command that finds the culprit (or fixing) release."""
     parts = ["nox", "-s", "bisect", "--", "--package", package, "--good", good, "--bad", bad]
     if direction == "fixed":
         parts += ["--find", "first-good"]
