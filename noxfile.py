@@ -100,7 +100,8 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff check and ruff format --check."""
+    """ruff check, ruff format --check, and the stage packages' layers (import-linter)."""
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", "src", "tests", "noxfile.py")
+    session.run("lint-imports", env=HARNESS_ENV)

@@ -11,8 +11,7 @@ import pytest
 from reportdata import CASE_A, demo_results
 
 from repromatrix import cli
-from repromatrix.pipeline import RunOptions
-from repromatrix.reports import Reporting
+from repromatrix.pipeline import RunOptions, reporting_for
 from repromatrix.results import load_results, write_json_atomic
 from repromatrix.verdicts.knownissues import RegistryLocation
 
@@ -40,7 +39,7 @@ def _stored(folder: Path) -> Path:
 
 
 def test_run_reads_the_registry_beside_the_matrix(project: Path) -> None:
-    reporting = Reporting.for_run(RunOptions(matrix=project / "matrix.yaml"))
+    reporting = reporting_for(RunOptions(matrix=project / "matrix.yaml"))
     assert [issue.case for issue in reporting.registry.issues] == [CASE_A]
 
 

@@ -39,7 +39,7 @@ from repromatrix.results import (
     utc_now,
     write_combination,
 )
-from repromatrix.verdicts.knownissues import Registry
+from repromatrix.verdicts.knownissues import Registry, RegistryLocation
 
 DEFAULT_TIER = "smoke"
 
@@ -59,6 +59,16 @@ class RunOptions:
     jobs: int = 1
     baseline: Path | None = None  # a previous results.json (or its folder) to compare with
     known_issues: Path | None = None  # default: known_issues.yaml in the cases folder
+
+
+def reporting_for(options: RunOptions) -> Reporting:
+    """The matrix's known-issue registry (RegistryLocation's rule) and --baseline."""
+    return Reporting.prepare(
+        known_issues=RegistryLocation.of(
+            matrix=options.matrix, cases=options.cases, explicit=options.known_issues
+        ),
+        baseline=options.baseline,
+    )
 
 
 def select(matrix: Matrix, options: RunOptions) -> list[Combination]:
@@ -231,7 +241,7 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
     combos = select(matrix, options)
     # Registry and baseline are read now: bad input fails before the run, and a
     # baseline inside the results folder is read before a fresh run moves it aside.
-    reporting = Reporting.for_run(options)
+    reporting = reporting_for(options)
     display: scheduler.Display = (
         scheduler.PlainDisplay(say) if say is not None else scheduler.RichDisplay()
     )

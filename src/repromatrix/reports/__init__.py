@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from repromatrix.errors import UserError
 from repromatrix.verdicts.knownissues import Registry, RegistryLocation
@@ -29,8 +28,6 @@ from repromatrix import gh
 from repromatrix.reports import environment, html, junit, markdown, results_json, step_summary
 from repromatrix.reports.view import REPORT_FILES, VERDICT_RANK, View
 
-if TYPE_CHECKING:
-    from repromatrix.pipeline import RunOptions
 
 Say = Callable[[str], None]
 MAX_LINES_SHOWN = 20
@@ -58,16 +55,6 @@ class Reporting:
             baseline=previous,
             baseline_name=portable_path(baseline) if baseline is not None else None,
             issue=issue,
-        )
-
-    @classmethod
-    def for_run(cls, options: RunOptions) -> Reporting:
-        """The matrix's known-issue registry (RegistryLocation's rule) and --baseline."""
-        return cls.prepare(
-            known_issues=RegistryLocation.of(
-                matrix=options.matrix, cases=options.cases, explicit=options.known_issues
-            ),
-            baseline=options.baseline,
         )
 
     def finish(
