@@ -35,7 +35,7 @@ ROOT = Path(__file__).parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from repromatrix.errors import UserError  # noqa: E402
-from repromatrix.matrix.model import load_matrix  # noqa: E402
+from repromatrix.matrix import load_matrix  # noqa: E402
 
 nox.needs_version = ">=2025.11"
 nox.options.default_venv_backend = "uv|virtualenv"

@@ -37,7 +37,7 @@ from repromatrix.results import (  # noqa: E402
     RunInfo,
     write_text_atomic,
 )
-from repromatrix.verdicts.judge import judge  # noqa: E402
+from repromatrix.verdicts import judge  # noqa: E402
 from repromatrix.verdicts.knownissues import parse_registry  # noqa: E402
 
 GOAL_SECONDS = 2.0

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from repromatrix.environment.indexes import IndexSettings  # noqa: E402
 from repromatrix.environment.store import EnvRequest, EnvStore  # noqa: E402
-from repromatrix.matrix.model import load_matrix  # noqa: E402
+from repromatrix.matrix import load_matrix  # noqa: E402
 
 IMPORT = (
     "import time; t = time.perf_counter(); import torch, transformers, peft; "

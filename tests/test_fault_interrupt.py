@@ -23,7 +23,7 @@ from faults import (
     wait_for,
 )
 
-from repromatrix.matrix.model import load_matrix
+from repromatrix.matrix import load_matrix
 from repromatrix.pipeline import MatrixRun, RunOptions
 from repromatrix.results import ResultsDir
 

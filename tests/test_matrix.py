@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from repromatrix.errors import UserError
-from repromatrix.matrix.model import DEFAULT_CASE_TIMEOUT, load_matrix
+from repromatrix.matrix import load_matrix
+from repromatrix.matrix.model import DEFAULT_CASE_TIMEOUT
 from repromatrix.matrix.pins import PinKind
 
 BASE = """\

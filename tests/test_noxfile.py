@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from repromatrix.matrix.model import load_matrix
+from repromatrix.matrix import load_matrix
 
 
 def nox(repo, *args, cwd=None):

@@ -10,7 +10,7 @@ from repromatrix.environment import store as environment
 from repromatrix.environment.indexes import IndexSettings
 from repromatrix.environment.store import EnvRequest, EnvStore, Interpreter, _identity_document
 from repromatrix.errors import UserError
-from repromatrix.matrix.model import load_matrix
+from repromatrix.matrix import load_matrix
 from repromatrix.procs import Completed
 
 MATRIX = """\

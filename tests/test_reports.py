@@ -156,7 +156,7 @@ def test_summary_never_exceeds_65536_characters_and_cuts_deterministically(
         for one in combo.cases:
             one.traceback = "\n".join(f"frame {k} " + "x" * 200 for k in range(80))
     from repromatrix.reports.view import View
-    from repromatrix.verdicts.judge import judge
+    from repromatrix.verdicts import judge
 
     judge(stored)
     first = markdown.render(View.of(stored, tmp_path))

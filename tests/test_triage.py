@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from repromatrix.nightly.triage import INSTALL, triage
+from repromatrix.outcomes import COLLECTION_ID
 from repromatrix.results import CaseResult, CombinationResult, Results
-from repromatrix.verdicts.judge import COLLECTION_ID
 from repromatrix.verdicts.knownissues import parse_registry
 
 CASE = "test_whisper_lora.py::test_lora_gets_gradients"

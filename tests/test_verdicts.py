@@ -6,7 +6,8 @@ from reportdata import CASE_A, CASE_B, case, combination, results, versions
 
 from repromatrix.bisect.check import parse_pin_option
 from repromatrix.matrix.pins import PinKind
-from repromatrix.verdicts.judge import COLLECTION_ID, held_pins, judge
+from repromatrix.outcomes import COLLECTION_ID
+from repromatrix.verdicts import held_pins, judge
 from repromatrix.verdicts.knownissues import parse_registry
 
 REGISTRY = parse_registry(

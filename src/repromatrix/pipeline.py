@@ -23,7 +23,7 @@ from repromatrix.environment.store import EnvRequest, EnvStore, InstallError
 from repromatrix.errors import UserError
 from repromatrix.execution import host, scheduler
 from repromatrix.execution.runner import CaseRecord, CaseRunner
-from repromatrix.matrix.model import Combination, Matrix, load_matrix
+from repromatrix.matrix import Combination, Matrix, load_matrix
 from repromatrix.outcomes import combination_status
 from repromatrix.redact import portable_argv, redact_env, redact_text
 from repromatrix.reports import Reporting

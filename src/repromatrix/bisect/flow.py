@@ -48,7 +48,7 @@ from repromatrix.environment.indexes import IndexSettings
 from repromatrix.environment.store import Environment
 from repromatrix.errors import UserError
 from repromatrix.execution import host
-from repromatrix.matrix.model import DEFAULT_PACKAGES
+from repromatrix.matrix import DEFAULT_PACKAGES
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
 from repromatrix.results import ResultsDir, utc_now
 

@@ -16,7 +16,7 @@ from repromatrix import __version__
 from repromatrix.cli import bisect as bisect_commands
 from repromatrix.cli import nightly as nightly_commands
 from repromatrix.errors import UserError
-from repromatrix.matrix.model import load_matrix
+from repromatrix.matrix import load_matrix
 from repromatrix.pipeline import DEFAULT_TIER, RunOptions, run
 from repromatrix.reports import rerender
 from repromatrix.verdicts.knownissues import RegistryLocation

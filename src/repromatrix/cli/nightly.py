@@ -15,7 +15,7 @@ from pathlib import Path
 
 from repromatrix import gh
 from repromatrix.errors import UserError
-from repromatrix.matrix.model import load_matrix
+from repromatrix.matrix import load_matrix
 from repromatrix.nightly import slices
 from repromatrix.nightly.triage import triage
 from repromatrix.results import load_results, write_json_atomic

@@ -40,7 +40,7 @@ from packaging.utils import canonicalize_name
 from repromatrix import procs
 from repromatrix.environment.indexes import IndexSettings
 from repromatrix.errors import UserError
-from repromatrix.matrix.model import Combination
+from repromatrix.matrix import Combination
 from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.redact import redact, redact_text
 

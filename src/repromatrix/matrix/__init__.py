@@ -1,0 +1,22 @@
+"""Stage 1: matrix.yaml -> Combinations.
+
+pins.py    the grammar of one package's spec, both ways (parse_pin, pin_text)
+model.py   what a matrix is: settings, Combination, Matrix
+load.py    reading and checking the file, expanding tiers (every mistake one line)
+"""
+
+from repromatrix.matrix.load import load_matrix, parse_matrix
+from repromatrix.matrix.model import DEFAULT_PACKAGES, Combination, Matrix
+from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
+
+__all__ = [
+    "DEFAULT_PACKAGES",
+    "Combination",
+    "Matrix",
+    "Pin",
+    "PinKind",
+    "load_matrix",
+    "parse_matrix",
+    "parse_pin",
+    "pin_text",
+]

@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 
 from repromatrix.errors import UserError
-from repromatrix.matrix.model import Combination
+from repromatrix.matrix import Combination
 
 GITHUB_MATRIX_LIMIT = 256
 

@@ -29,7 +29,7 @@ from packaging.version import InvalidVersion, Version
 
 from repromatrix.outcomes import FAILURES, Verdict
 from repromatrix.results import CaseResult, CombinationResult, Results, Transition
-from repromatrix.verdicts.judge import changed_packages, judge
+from repromatrix.verdicts import changed_packages, judge
 from repromatrix.verdicts.knownissues import Registry
 
 INSTALL = "<install>"  # the "case" of a combination that no longer installs

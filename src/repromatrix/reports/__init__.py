@@ -23,7 +23,7 @@ from repromatrix.verdicts.knownissues import Registry, RegistryLocation
 from repromatrix.redact import portable_path
 from repromatrix.results import Results, ResultsDir, load_results, write_text_atomic
 from repromatrix.outcomes import UNEXPECTED, Verdict
-from repromatrix.verdicts.judge import judge
+from repromatrix.verdicts import judge
 from repromatrix import gh
 from repromatrix.reports import environment, html, junit, markdown, results_json, step_summary
 from repromatrix.reports.view import REPORT_FILES, VERDICT_RANK, View

@@ -22,7 +22,7 @@ from packaging.version import InvalidVersion, Version
 
 from repromatrix.outcomes import Verdict
 from repromatrix.redact import redact_text
-from repromatrix.verdicts.judge import case_repro, is_regression
+from repromatrix.verdicts import case_repro, is_regression
 from repromatrix.reports import environment
 from repromatrix.reports.view import (
     EXIT_TEXT,

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from repromatrix.outcomes import FAILURES, CaseStatus
 from repromatrix.redact import redactor
 from repromatrix.results import CaseResult, CombinationResult
-from repromatrix.verdicts.judge import case_repro, is_regression
+from repromatrix.verdicts import case_repro, is_regression
 from repromatrix.reports.view import View, first_line
 
 # Characters XML 1.0 cannot carry at all (pytest's bin_xml_escape drops them too).

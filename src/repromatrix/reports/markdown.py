@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from repromatrix.redact import redact_text
 from repromatrix.results import CaseResult, CombinationResult
 from repromatrix.outcomes import COLLECTION_ID, Verdict
-from repromatrix.verdicts.judge import case_repro, is_regression
+from repromatrix.verdicts import case_repro, is_regression
 from repromatrix.reports import environment
 from repromatrix.reports.view import (
     EXIT_TEXT,

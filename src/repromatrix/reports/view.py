@@ -12,7 +12,7 @@ from pathlib import Path
 
 from repromatrix.results import CaseResult, CombinationResult, Results
 from repromatrix.outcomes import FAILURES, Verdict
-from repromatrix.verdicts.judge import is_regression
+from repromatrix.verdicts import is_regression
 
 # status -> (symbol, colour, what it means). Symbols are single code points, so a
 # character count is what GitHub counts.

@@ -28,15 +28,10 @@ Combination verdict, first that applies
 
 from __future__ import annotations
 
-import functools
 import shlex
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from packaging.version import InvalidVersion, Version
-
-from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
 from repromatrix.outcomes import (
     COLLECTION_ID,
     FAILURES,
@@ -45,7 +40,6 @@ from repromatrix.outcomes import (
     CaseStatus,
     Verdict,
 )
-from repromatrix.outcomes import raw_outcome as outcome_of_status
 from repromatrix.redact import portable_path
 from repromatrix.results import (
     CaseResult,
@@ -56,18 +50,18 @@ from repromatrix.results import (
     Transition,
 )
 from repromatrix.verdicts.knownissues import Registry
+from repromatrix.verdicts.transitions import (
+    Neighbours,
+    baseline_transition,
+    changed_packages,
+    outcome_in,
+    raw_outcome,
+)
 
 PASSED = CaseOutcome.PASSED
 # The order counts are listed in (summary.verdicts, summary.statuses).
 VERDICTS = tuple(Verdict)
 CASE_STATUSES = tuple(CaseStatus)
-
-
-def raw_outcome(case: CaseResult) -> str:
-    """What the run saw, before verdicts (older files may only have ``status``)."""
-    if case.outcome:
-        return CaseOutcome(case.outcome)
-    return outcome_of_status(case.status)
 
 
 def case_repro(combination: CombinationResult, case_id: str | None = None) -> str:
@@ -181,344 +175,6 @@ def _compare_with_baseline(
             case.change = "new"
     elif now == PASSED and then in FAILURES:
         case.change = "fixed"
-
-
-def outcome_in(combination: CombinationResult, case_id: str) -> str | None:
-    """The raw outcome of ``case_id`` in ``combination``; for the collection pseudo-case,
-    ``passed`` when the combination's cases ran at all."""
-    if case_id == COLLECTION_ID:
-        if not combination.cases or combination.status == "install-error":
-            return None
-        failed = any(c.id == COLLECTION_ID for c in combination.cases)
-        return "failed" if failed else PASSED
-    for case in combination.cases:
-        if case.id == case_id:
-            return raw_outcome(case)
-    return None
-
-
-# --------------------------------------------------------------------------- transitions
-
-
-def _packages(combination: CombinationResult) -> list[str]:
-    """The matrix's packages for this combination, in column order."""
-    return list(combination.requested)
-
-
-def _resolved(combination: CombinationResult, package: str) -> str | None:
-    if package in combination.resolved:
-        return combination.resolved[package]
-    # requested names are canonical; tolerate a resolved map that is not
-    wanted = package.replace("_", "-").replace(".", "-").lower()
-    for name, version in combination.resolved.items():
-        if name.replace("_", "-").replace(".", "-").lower() == wanted:
-            return version
-    return None
-
-
-def _version(text: str | None) -> Version | None:
-    if text is None:
-        return None
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return None
-
-
-def _held(combination: CombinationResult, package: str) -> dict[str, str]:
-    """The other packages as resolved: what a transition's text shows."""
-    held = {}
-    for other in _packages(combination):
-        version = _resolved(combination, other)
-        if other != package and version is not None:
-            held[other] = version
-    return held
-
-
-# Kinds of request whose resolved version names nothing an index can install.
-HELD_AS_REQUESTED = frozenset({PinKind.SYSTEM, PinKind.ABSENT, PinKind.DIRECT})
-
-
-def held_pins(combination: CombinationResult, moving: str) -> list[str]:
-    """The ``--pin`` arguments (cli_bisect.py's grammar) that hold every matrix package
-    but ``moving`` as ``combination`` had it, in column order:
-
-    - ``PKG=system`` where it asked for the runner's own copy: its resolved version
-      (2.11.0+cu128, from a CUDA image) is no index's to install;
-    - ``PKG=null`` where it asked for none;
-    - ``PKG@URL`` for a direct reference: what it resolved to (4.59.0.dev0 from git
-      main) is on no index either;
-    - else ``PKG==<resolved version>``, exactly (a local build such as 2.13.0+cpu too);
-      a package with no resolved version is held as it was requested.
-    """
-    pins = []
-    for package, spec in combination.requested.items():
-        if package == moving:
-            continue
-        requested = _requested_pin(package, spec)
-        version = _resolved(combination, package)
-        if requested is not None and (requested.kind in HELD_AS_REQUESTED or version is None):
-            pins.append(pin_text(requested))
-        elif version is not None:
-            pins.append(f"{package}=={version}")
-    return pins
-
-
-@functools.lru_cache(maxsize=4096)  # a matrix repeats few specs; judging asks often
-def _requested_pin(package: str, spec: str) -> Pin | None:
-    """A stored request (``str(Pin)``: null is "null") as a pin; None when it is not
-    the matrix's grammar (a file edited by hand)."""
-    try:
-        return parse_pin(package, None if spec == "null" else spec)
-    except ValueError:
-        return None
-
-
-def transition(
-    *,
-    direction: str,
-    package: str,
-    good: str,
-    bad: str,
-    combination: CombinationResult,
-    case_id: str,
-    source: str,
-    good_combination: str,
-    bad_combination: str,
-) -> Transition:
-    """The step of ``package`` from ``good`` to ``bad``, the others held as the failing
-    ``combination`` had them."""
-    held = _held(combination, package)
-    pins = held_pins(combination, package)
-    low, high = (good, bad) if direction == "regressed" else (bad, good)
-    others = ", ".join(f"{name} {version}" for name, version in held.items())
-    text = f"{direction} between {package} {low} and {high}" + (f" ({others})" if others else "")
-    return Transition(
-        direction=direction,
-        package=package,
-        good=good,
-        bad=bad,
-        held=held,
-        pins=pins,
-        case=case_id,
-        source=source,
-        good_combination=good_combination,
-        bad_combination=bad_combination,
-        text=text,
-        bisect=bisect_command(package, good, bad, pins, case_id, direction) if case_id else "",
-    )
-
-
-def bisect_command(
-    package: str, good: str, bad: str, pins: Iterable[str], case_id: str, direction: str
-) -> str:
-    """The bisect command that finds the culprit (or fixing) release."""
-    parts = ["nox", "-s", "bisect", "--", "--package", package, "--good", good, "--bad", bad]
-    if direction == "fixed":
-        parts += ["--find", "first-good"]
-    for pin in pins:
-        parts += ["--pin", pin]
-    parts += ["--case", case_id]
-    return shlex.join(parts)
-
-
-def baseline_transition(
-    combination: CombinationResult, previous: CombinationResult, case_id: str
-) -> Transition | None:
-    """When exactly one package moved since the baseline run (a floating pin, say),
-    the step it took."""
-    moved = changed_packages(combination, previous)
-    if len(moved) != 1 or combination.environment.python != previous.environment.python:
-        return None
-    package, (old, new) = next(iter(moved.items()))
-    if old is None or new is None:
-        return None
-    return transition(
-        direction="regressed",
-        package=package,
-        good=old,
-        bad=new,
-        combination=combination,
-        case_id=case_id if case_id != COLLECTION_ID else _first_passing(previous),
-        source="baseline",
-        good_combination=combination.id,
-        bad_combination=combination.id,
-    )
-
-
-def changed_packages(
-    combination: CombinationResult, previous: CombinationResult
-) -> dict[str, tuple[str | None, str | None]]:
-    """package -> (then, now) for the matrix packages whose resolved version moved."""
-    packages = dict.fromkeys([*_packages(previous), *_packages(combination)])
-    out = {}
-    for package in packages:
-        then, now = _resolved(previous, package), _resolved(combination, package)
-        if then != now:
-            out[package] = (then, now)
-    return out
-
-
-def _first_passing(combination: CombinationResult) -> str:
-    return next((c.id for c in combination.cases if raw_outcome(c) == PASSED), "")
-
-
-class Neighbours:
-    """Combinations of one run grouped by 'everything but one package': two members
-    of a group differ in exactly that package's resolved version.
-
-    Each group is sorted by that version once; for each (group, case) one pass finds,
-    for every member, the nearest passing member below and above it, so a whole
-    matrix is judged in time linear in its size.
-    """
-
-    def __init__(self, combinations: Iterable[CombinationResult]) -> None:
-        self.signatures: dict[str, dict[str, str | None]] = {}
-        self.outcomes: dict[str, dict[str, str]] = {}
-        self.combinations: dict[str, CombinationResult] = {}
-        members: dict[tuple, list[tuple[Version, CombinationResult]]] = defaultdict(list)
-        for combination in combinations:
-            if combination.status == "install-error" or not combination.resolved:
-                continue
-            signature = {p: _resolved(combination, p) for p in _packages(combination)}
-            self.signatures[combination.id] = signature
-            self.combinations[combination.id] = combination
-            self.outcomes[combination.id] = {c.id: raw_outcome(c) for c in combination.cases}
-            for package in signature:
-                version = _version(signature[package])
-                if version is not None:
-                    key = self._key(combination, signature, package)
-                    members[key].append((version, combination))
-        self.groups = {}
-        for key, found in members.items():
-            found.sort(key=lambda item: item[0])  # stable: matrix order among equals
-            versions = [v for v, _ in found]
-            distinct = sorted(set(versions))
-            self.groups[key] = _Group(
-                versions=versions,
-                members=[m for _, m in found],
-                rank={v: i for i, v in enumerate(distinct)},
-                position={m.id: i for i, (_, m) in enumerate(found)},
-            )
-        self._scans: dict[tuple, _Scan] = {}
-
-    @staticmethod
-    def _key(combination: CombinationResult, signature: dict, package: str) -> tuple:
-        rest = tuple(sorted((p, v) for p, v in signature.items() if p != package))
-        return (combination.environment.python, combination.device, package, rest)
-
-    def _outcome(self, combination: CombinationResult, case_id: str) -> str | None:
-        if case_id == COLLECTION_ID:
-            return outcome_in(combination, case_id)
-        return self.outcomes[combination.id].get(case_id)
-
-    def _scan(self, key: tuple, case_id: str) -> _Scan:
-        scan = self._scans.get((key, case_id))
-        if scan is None:
-            group = self.groups[key]
-            outcomes = [self._outcome(m, case_id) for m in group.members]
-            scan = _Scan.of(outcomes)
-            self._scans[(key, case_id)] = scan
-        return scan
-
-    def transitions(self, combination: CombinationResult, case_id: str) -> list[Transition]:
-        signature = self.signatures.get(combination.id)
-        if signature is None:
-            return []
-        found: list[tuple[int, int, Transition]] = []
-        for column, package in enumerate(signature):
-            if _version(signature[package]) is None:
-                continue
-            key = self._key(combination, signature, package)
-            group = self.groups[key]
-            scan = self._scan(key, case_id)
-            me = group.position[combination.id]
-            mine = group.versions[me]
-            good = scan.pass_below[me]
-            # a passing member of the same version is no transition: skip past equals
-            while good is not None and group.versions[good] == mine:
-                good = scan.pass_below[good]
-            if good is not None:
-                # The failure's lower edge: the oldest failing version above the good one.
-                bad = scan.fail_above[good]
-                if bad is not None and group.versions[bad] <= mine:
-                    distance = group.rank[mine] - group.rank[group.versions[good]]
-                    step = self._make("regressed", package, group, good, bad, case_id, combination)
-                    found.append((distance, column, step))
-            good = scan.pass_above[me]
-            while good is not None and group.versions[good] == mine:
-                good = scan.pass_above[good]
-            if good is not None:
-                bad = scan.fail_below[good]
-                if bad is not None and group.versions[bad] >= mine:
-                    distance = group.rank[group.versions[good]] - group.rank[mine]
-                    step = self._make("fixed", package, group, good, bad, case_id, combination)
-                    found.append((distance, column, step))
-        found.sort(key=lambda item: (item[2].direction != "regressed", item[0], item[1]))
-        return [t for _, _, t in found]
-
-    def _make(
-        self,
-        direction: str,
-        package: str,
-        group: _Group,
-        good_index: int,
-        bad_index: int,
-        case_id: str,
-        combination: CombinationResult,
-    ) -> Transition:
-        good, bad = group.members[good_index], group.members[bad_index]
-        bisect_case = case_id if case_id != COLLECTION_ID else _first_passing(good)
-        return transition(
-            direction=direction,
-            package=package,
-            good=self.signatures[good.id][package] or "",
-            bad=self.signatures[bad.id][package] or "",
-            combination=combination,
-            case_id=bisect_case,
-            source="neighbour",
-            good_combination=good.id,
-            bad_combination=bad.id,
-        )
-
-
-@dataclass
-class _Group:
-    versions: list[Version]  # sorted
-    members: list[CombinationResult]  # in the same order
-    rank: dict[Version, int]  # index among the distinct versions
-    position: dict[str, int]  # combination id -> index
-
-
-@dataclass
-class _Scan:
-    """For each member of a sorted group: the nearest member strictly before / after
-    it whose outcome for one case passed, or failed (None: there is none)."""
-
-    pass_below: list[int | None]
-    pass_above: list[int | None]
-    fail_below: list[int | None]
-    fail_above: list[int | None]
-
-    @classmethod
-    def of(cls, outcomes: list[str | None]) -> _Scan:
-        def nearest(wanted, indices) -> list[int | None]:
-            out: list[int | None] = [None] * len(outcomes)
-            last = None
-            for i in indices:
-                out[i] = last
-                if wanted(outcomes[i]):
-                    last = i
-            return out
-
-        forward, backward = range(len(outcomes)), range(len(outcomes) - 1, -1, -1)
-        passes, fails = (lambda o: o == PASSED), (lambda o: o in FAILURES)
-        return cls(
-            pass_below=nearest(passes, forward),
-            pass_above=nearest(passes, backward),
-            fail_below=nearest(fails, forward),
-            fail_above=nearest(fails, backward),
-        )
 
 
 # --------------------------------------------------------------------------- verdicts
