@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repromatrix import __version__
-from repromatrix.environment.indexes import IndexSettings
-from repromatrix.environment.store import EnvRequest, EnvStore, InstallError
+from repromatrix.environment import EnvRequest, EnvStore, IndexSettings, InstallError
 from repromatrix.errors import UserError
 from repromatrix.execution import host, scheduler
 from repromatrix.execution.runner import CaseRecord, CaseRunner

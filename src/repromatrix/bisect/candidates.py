@@ -36,7 +36,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from repromatrix.environment.indexes import IndexSettings
+from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.redact import redact_text
 

@@ -25,8 +25,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from repromatrix.bisect.search import Observation, ProbeOutcome
-from repromatrix.environment.indexes import IndexSettings
-from repromatrix.environment.store import Environment, EnvRequest, EnvStore, InstallError
+from repromatrix.environment import Environment, EnvRequest, EnvStore, IndexSettings, InstallError
 from repromatrix.errors import UserError
 from repromatrix.execution.runner import CaseRecord, CaseRunner, run_script
 from repromatrix.matrix.pins import Pin, parse_pin, pin_text

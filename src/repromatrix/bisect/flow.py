@@ -44,8 +44,7 @@ from repromatrix.bisect.search import (
     search,
     walk_between,
 )
-from repromatrix.environment.indexes import IndexSettings
-from repromatrix.environment.store import Environment
+from repromatrix.environment import Environment, IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.execution import host
 from repromatrix.matrix import DEFAULT_PACKAGES

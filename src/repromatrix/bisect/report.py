@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from repromatrix import procs
-from repromatrix.environment.store import Environment
+from repromatrix.environment import Environment
 from repromatrix.redact import redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
 

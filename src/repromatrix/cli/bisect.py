@@ -19,7 +19,7 @@ from pathlib import Path
 from repromatrix.bisect.check import CheckOptions, Probe, parse_pin_option, run_check, unique_pins
 from repromatrix.bisect.flow import BisectOptions, run_bisect
 from repromatrix.bisect.search import Find
-from repromatrix.environment.indexes import IndexSettings
+from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 
 DEFAULT_RUN_TIMEOUT = 900.0

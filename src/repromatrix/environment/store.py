@@ -26,20 +26,22 @@ import hashlib
 import json
 import os
 import shutil
-import sys
-import tempfile
 import time
-import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
-
 from repromatrix import procs
 from repromatrix.environment.indexes import IndexSettings
-from repromatrix.errors import UserError
+from repromatrix.environment.system import inspect_system, write_stub_wheel
+from repromatrix.environment.uv import (
+    InstallError,
+    Interpreter,
+    find_interpreter,
+    uv_binary,
+    uv_message,
+)
 from repromatrix.matrix import Combination
 from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.redact import redact, redact_text
@@ -51,16 +53,6 @@ STORE_FORMAT = 1
 LOCK_POLL_SECONDS = 0.2
 
 Log = Callable[[str], None]
-
-
-class InstallError(Exception):
-    """A cell that cannot be built; recorded as install-error, the run goes on."""
-
-    def __init__(self, stage: str, message: str, log: str = "") -> None:
-        super().__init__(message)
-        self.stage = stage  # python | resolve | install | timeout
-        self.message = message
-        self.log = log
 
 
 @dataclass(frozen=True)
@@ -87,13 +79,6 @@ class EnvRequest:
             overrides=combo.overrides,
             env=combo.env,
         )
-
-
-@dataclass(frozen=True)
-class Interpreter:
-    executable: str
-    version: str
-    implementation: str
 
 
 @dataclass
@@ -123,85 +108,12 @@ class Environment:
         return env
 
 
-def uv_binary() -> str:
-    try:
-        from uv import find_uv_bin  # the `uv` wheel ships the binary
-
-        return find_uv_bin()
-    except (ImportError, FileNotFoundError):
-        found = shutil.which("uv")
-        if not found:
-            raise UserError(
-                "uv is not installed: pip install uv (repromatrix builds cells with it)"
-            ) from None
-        return found
-
-
 def default_store_root() -> Path:
     if os.environ.get("REPROMATRIX_ENV_DIR"):
         return Path(os.environ["REPROMATRIX_ENV_DIR"])
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(cache) / "repromatrix" / "envs"
 
-
-def find_interpreter(spec: str | None, uv: str) -> Interpreter:
-    """The base interpreter of a cell: a version ('3.11') or a path, found by uv;
-    by default the interpreter this harness runs on (outside any venv), which is
-    also where ``system`` packages are looked up."""
-    if spec is None:
-        executable = getattr(sys, "_base_executable", None) or sys.executable
-    else:
-        done = procs.run([uv, "python", "find", "--no-project", spec], timeout=120)
-        if done.returncode != 0 or not done.stdout.strip():
-            detail = _uv_message(done.stderr) if done.stderr.strip() else "not found"
-            raise InstallError("python", f"no Python interpreter matches {spec!r}: {detail}")
-        executable = done.stdout.strip().splitlines()[-1]
-    probe = procs.run(
-        [
-            executable,
-            "-c",
-            "import json,sys,platform;print(json.dumps([sys.executable,"
-            "platform.python_version(),platform.python_implementation()]))",
-        ],
-        timeout=60,
-    )
-    if probe.returncode != 0:
-        raise InstallError("python", f"interpreter {spec or 'default'} does not start")
-    exe, version, impl = json.loads(probe.stdout)
-    return Interpreter(executable=exe, version=version, implementation=impl)
-
-
-# Runs inside the base interpreter (stdlib only: it may have nothing else).
-_INSPECT_SYSTEM = r"""
-import json, re, sys
-import importlib.metadata as md
-def canon(n): return re.sub(r"[-_.]+", "-", n).lower()
-wanted = json.loads(sys.argv[1])
-found, queue, missing = {}, list(wanted), []
-while queue:
-    name = queue.pop()
-    if name in found:
-        continue
-    try:
-        dist = md.distribution(name)
-    except md.PackageNotFoundError:
-        if name in wanted:
-            missing.append(name)
-        continue
-    site = str(dist.locate_file(""))
-    tops = set()
-    for f in dist.files or ():
-        first = f.parts[0] if f.parts else ""
-        if first and first not in ("..", "__pycache__") and not first.endswith(".pth"):
-            tops.add(first)
-    found[name] = {"name": dist.metadata["Name"], "version": dist.version, "site": site,
-                   "tops": sorted(tops)}
-    for req in dist.requires or ():
-        if re.search(r"extra\s*==", req):
-            continue
-        queue.append(canon(re.match(r"[A-Za-z0-9._-]+", req).group(0)))
-print(json.dumps({"found": found, "missing": missing}))
-"""
 
 # Runs inside the cell: what it really sees, in sys.path order (first one wins).
 _INSPECT_CELL = r"""
@@ -236,7 +148,7 @@ class EnvStore:
         say = log or (lambda _line: None)
         uv = uv_binary()
         interpreter = find_interpreter(request.python, uv)
-        system = self._inspect_system(request, interpreter)
+        system = inspect_system(request.pins, interpreter)
         self.root.mkdir(parents=True, exist_ok=True)
 
         stubs = self.root / "_stubs"
@@ -265,26 +177,6 @@ class EnvStore:
         return self._environment(home, identity, interpreter, packages, False, started)
 
     # ------------------------------------------------------------------ steps
-
-    def _inspect_system(self, request: EnvRequest, interpreter: Interpreter) -> dict:
-        wanted = [p.package for p in request.pins if p.kind is PinKind.SYSTEM]
-        if not wanted:
-            return {}
-        done = procs.run(
-            [interpreter.executable, "-c", _INSPECT_SYSTEM, json.dumps(wanted)], timeout=120
-        )
-        if done.returncode != 0:
-            raise InstallError(
-                "python", "cannot inspect the base interpreter's packages", redact_text(done.stderr)
-            )
-        report = json.loads(done.stdout)
-        if report["missing"]:
-            raise InstallError(
-                "resolve",
-                f"'system' pin: {', '.join(report['missing'])} is not installed in the base "
-                f"interpreter (Python {interpreter.version})",
-            )
-        return report["found"]
 
     def _resolve(
         self,
@@ -324,7 +216,7 @@ class EnvStore:
             stubs.mkdir(parents=True, exist_ok=True)
             for package in system_pins:
                 info = system[package]
-                _write_stub_wheel(stubs, info["name"], info["version"])
+                write_stub_wheel(stubs, info["name"], info["version"])
                 requirements.append(f"{package}=={info['version']}")
             args += ["--find-links", str(stubs)]
         requirements += list(request.tooling)
@@ -333,7 +225,7 @@ class EnvStore:
         if done.timed_out:
             raise InstallError("timeout", "resolution timed out", redact_text(done.stderr))
         if done.returncode != 0:
-            raise InstallError("resolve", _uv_message(done.stderr), redact_text(done.stderr))
+            raise InstallError("resolve", uv_message(done.stderr), redact_text(done.stderr))
         return done.stdout
 
     def _install(
@@ -368,7 +260,7 @@ class EnvStore:
             if done.timed_out:
                 raise InstallError("timeout", "install timed out", redact_text(done.stderr))
             if done.returncode != 0:
-                raise InstallError("install", _uv_message(done.stderr), redact_text(done.stderr))
+                raise InstallError("install", uv_message(done.stderr), redact_text(done.stderr))
         overlay = home / "system-site"
         overlay.mkdir()
         for info in system.values():
@@ -448,37 +340,6 @@ def _write_overrides(folder: Path, overrides: tuple[str, ...]) -> Path:
         tmp.write_text(text)
         tmp.replace(path)
     return path
-
-
-def _write_stub_wheel(folder: Path, name: str, version: str) -> None:
-    dist = f"{canonicalize_name(name).replace('-', '_')}-{version}"
-    path = folder / f"{dist}-py3-none-any.whl"
-    if path.exists():
-        return
-    info = f"{dist}.dist-info"
-    files = {
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: repromatrix\nRoot-Is-Purelib: true\n"
-        "Tag: py3-none-any\n",
-    }
-    record = "".join(f"{n},,\n" for n in files) + f"{info}/RECORD,,\n"
-    # A name of its own: two combinations (--jobs N) may write the same stub at once.
-    fd, name = tempfile.mkstemp(dir=folder, prefix=f".{dist}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(name)
-    with zipfile.ZipFile(tmp, "w") as wheel:
-        for entry, text in {**files, f"{info}/RECORD": record}.items():
-            wheel.writestr(entry, text)
-    tmp.replace(path)
-
-
-def _uv_message(stderr: str) -> str:
-    """uv's error, on one line: the lines after 'error:' / '×', joined."""
-    lines = [line.strip() for line in redact_text(stderr).splitlines() if line.strip()]
-    for i, line in enumerate(lines):
-        if line.startswith(("error:", "×")):
-            return " ".join(lines[i:])[:2000]
-    return " ".join(lines[-5:])[:2000] or "uv failed without a message"
 
 
 def _remaining(deadline: float) -> float:

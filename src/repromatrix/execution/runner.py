@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repromatrix import procs
-from repromatrix.environment.store import Environment
+from repromatrix.environment import Environment
 from repromatrix.outcomes import COLLECTION_ID, RERUN_WORTHY
 from repromatrix.redact import machine_places, redact_text, shorten_paths
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from repromatrix import procs
-from repromatrix.environment.store import Environment
+from repromatrix.environment import Environment
 from repromatrix.redact import machine_places, redact_text, shorten_paths
 from repromatrix.results import Results, write_json_atomic
 

@@ -1,0 +1,79 @@
+"""uv and the interpreter a cell is built on: finding them, and uv's errors on one line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from dataclasses import dataclass
+
+from repromatrix import procs
+from repromatrix.errors import UserError
+from repromatrix.redact import redact_text
+
+
+class InstallError(Exception):
+    """A cell that cannot be built; recorded as install-error, the run goes on."""
+
+    def __init__(self, stage: str, message: str, log: str = "") -> None:
+        super().__init__(message)
+        self.stage = stage  # python | resolve | install | timeout
+        self.message = message
+        self.log = log
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    executable: str
+    version: str
+    implementation: str
+
+
+def uv_binary() -> str:
+    try:
+        from uv import find_uv_bin  # the `uv` wheel ships the binary
+
+        return find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        found = shutil.which("uv")
+        if not found:
+            raise UserError(
+                "uv is not installed: pip install uv (repromatrix builds cells with it)"
+            ) from None
+        return found
+
+
+def find_interpreter(spec: str | None, uv: str) -> Interpreter:
+    """The base interpreter of a cell: a version ('3.11') or a path, found by uv;
+    by default the interpreter this harness runs on (outside any venv), which is
+    also where ``system`` packages are looked up."""
+    if spec is None:
+        executable = getattr(sys, "_base_executable", None) or sys.executable
+    else:
+        done = procs.run([uv, "python", "find", "--no-project", spec], timeout=120)
+        if done.returncode != 0 or not done.stdout.strip():
+            detail = uv_message(done.stderr) if done.stderr.strip() else "not found"
+            raise InstallError("python", f"no Python interpreter matches {spec!r}: {detail}")
+        executable = done.stdout.strip().splitlines()[-1]
+    probe = procs.run(
+        [
+            executable,
+            "-c",
+            "import json,sys,platform;print(json.dumps([sys.executable,"
+            "platform.python_version(),platform.python_implementation()]))",
+        ],
+        timeout=60,
+    )
+    if probe.returncode != 0:
+        raise InstallError("python", f"interpreter {spec or 'default'} does not start")
+    exe, version, impl = json.loads(probe.stdout)
+    return Interpreter(executable=exe, version=version, implementation=impl)
+
+
+def uv_message(stderr: str) -> str:
+    """uv's error, on one line: the lines after 'error:' / '×', joined."""
+    lines = [line.strip() for line in redact_text(stderr).splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if line.startswith(("error:", "×")):
+            return " ".join(lines[i:])[:2000]
+    return " ".join(lines[-5:])[:2000] or "uv failed without a message"
