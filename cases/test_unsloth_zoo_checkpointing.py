@@ -46,9 +46,11 @@ WhisperDecoder, peft's LoRA layers and GradientCheckpointingLayer run as release
 
 What the cases assert. The user's expectation: the first LoRA step with "unsloth"
 checkpointing completes, the loss is finite, and every LoRA gradient equals the same
-chain's step with checkpointing switched off (recomputation is deterministic on CPU; the
-tolerance, 1e-9 absolute, is far below a float32 gradient's size, ~1e-2, and covers only
-the order of the two decoder layers' contributions to the encoder output's gradient). The
+chain's step with checkpointing switched off. Recomputation is deterministic on CPU; the
+tolerance, 1e-9 absolute, covers only the order in which the two decoder layers' gradients
+for the encoder output are summed (measured with unsloth_zoo 2025.11.4: 2.3e-10 in the
+encoder's LoRA matrices, the decoder's exact; each matrix's largest gradient entry is
+between 2e-6 and 4e-2, so 1e-9 is at least three orders of magnitude below any of them). The
 control empties FIX_GC_LAYER_CALLER_MODULES before compiling and expects the seed's error
 back: it passes when the first case measures the fix and nothing else.
 """
