@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from reportdata import CASE_A, CASE_B, case, combination, demo_results, results, versions
+from support.reportdata import CASE_A, CASE_B, case, combination, demo_results, results, versions
 
 from repromatrix import cli
 from repromatrix.errors import UserError

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from malformed_matrices import VARIANTS, Variant
+from support.malformed_matrices import VARIANTS, Variant
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _env(**extra: str) -> dict[str, str]:

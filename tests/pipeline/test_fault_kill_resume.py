@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from faults import (
+from support.faults import (
     WORK_CASES,
     Project,
     alive,

@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from reportdata import CASE_A, combination, versions
+from support.reportdata import CASE_A, combination, versions
 
 from repromatrix.errors import UserError
 from repromatrix.verdicts.knownissues import load_registry

@@ -14,7 +14,7 @@ import pytest
 
 from repromatrix.results import CaseResult, CombinationResult, Results, write_json_atomic
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CASE = "test_a.py::test_x"
 
 FAKE_GH = """\

@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from faults import (
+from support.faults import (
     WORK_CASES,
     alive,
     end_events,

@@ -15,7 +15,7 @@ import yaml
 from repromatrix.cli.app import build_parser
 from repromatrix.nightly.triage import BisectRequest
 
-WORKFLOWS = Path(__file__).resolve().parent.parent / ".github" / "workflows"
+WORKFLOWS = Path(__file__).resolve().parents[2] / ".github" / "workflows"
 FILES = sorted(WORKFLOWS.glob("*.yml"))
 
 

@@ -21,7 +21,7 @@ from repromatrix.results import (
 )
 from repromatrix.results.gather import merge
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _job_results(folder: Path, combo_id: str, status: str = "passed", host: str = "gpu-1") -> Path:

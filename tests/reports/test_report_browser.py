@@ -10,8 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from pngread import colour_counts, hex_rgb, read_png
-from reportdata import demo_results
+from support.pngread import colour_counts, hex_rgb, read_png
+from support.reportdata import demo_results
 
 from repromatrix.reports import Reporting
 from repromatrix.reports.view import STATUS_STYLE

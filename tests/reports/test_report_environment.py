@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from reportdata import CASE_A, case, combination, versions
+from support.reportdata import CASE_A, case, combination, versions
 
 from repromatrix import pipeline as workflow
 from repromatrix.environment.store import Environment, Interpreter

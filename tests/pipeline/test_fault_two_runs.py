@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from faults import (
+from support.faults import (
     WORK_CASES,
     combination_files,
     end_events,

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from faults import make_project
+from support.faults import make_project
 
 pytestmark = pytest.mark.e2e
 

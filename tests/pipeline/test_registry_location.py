@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from reportdata import CASE_A, demo_results
+from support.reportdata import CASE_A, demo_results
 
 from repromatrix import cli
 from repromatrix.pipeline import RunOptions, reporting_for

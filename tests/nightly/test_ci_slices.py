@@ -12,7 +12,7 @@ import pytest
 from repromatrix.errors import UserError
 from repromatrix.nightly.slices import GITHUB_MATRIX_LIMIT, slices
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("total", [0, 1, 255, 256, 257, 511, 512, 513, 700, 1024])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reportdata import CASE_A, CASE_B, case, combination, results, versions
+from support.reportdata import CASE_A, CASE_B, case, combination, results, versions
 
 from repromatrix.bisect.check import parse_pin_option
 from repromatrix.matrix.pins import PinKind

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 # The cases write one ledger line each time they start (combination, case, pid):
 # the ledger counts real executions, whatever the harness recorded.
@@ -25,7 +25,7 @@ import os
 import pathlib
 import time
 
-LEDGER = pathlib.Path(__file__).resolve().parent.parent / "ledger.txt"
+LEDGER = pathlib.Path(__file__).resolve().parents[2] / "ledger.txt"
 
 
 def note(case):

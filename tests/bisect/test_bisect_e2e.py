@@ -19,9 +19,7 @@ from repromatrix import cli
 
 pytestmark = pytest.mark.e2e
 
-SCRIPT = (
-    Path(__file__).resolve().parent.parent / "examples" / "bisect" / "checkpointing_gradients.py"
-)
+SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "bisect" / "checkpointing_gradients.py"
 
 
 def test_bisect_finds_the_release_that_fixed_it(
