@@ -20,14 +20,18 @@ in two ways:
   which makes use_reentrant=False TRL's default), https://github.com/huggingface/trl/issues/921,
   https://github.com/huggingface/trl/issues/815, https://github.com/huggingface/trl/issues/831,
   https://github.com/huggingface/peft/issues/301,
-  https://github.com/huggingface/transformers/issues/23728.
+  https://github.com/huggingface/transformers/issues/23728, and under them all
+  https://github.com/pytorch/pytorch/issues/24005 (open since 2019).
 
 Why. One process: reentrant checkpointing (transformers' default before 5.0.0) only
 backpropagates into a checkpointed layer whose input requires grad; with a frozen base
-only enable_input_require_grads makes the embedding output require grad, and whether
-SFTTrainer (its prepare_peft_model) installs that hook before get_peft_model depends on
-the trl release. DDP: the HF Trainer wraps the model with find_unused_parameters=True
-unless told otherwise when the model is not a PreTrainedModel - and a PeftModel is not -
+only enable_input_require_grads makes the embedding output require grad. SFTTrainer
+enables checkpointing on the base model and installs that hook before get_peft_model
+whenever use_reentrant is not False (trl 0.12 in SFTTrainer.__init__, later in
+prepare_peft_model), which is why these cases pass in one process where the plain HF
+Trainer of test_peft_trainer_checkpointing.py fails. DDP: the HF Trainer wraps the model
+with find_unused_parameters=True unless told otherwise when the model is not a
+PreTrainedModel - and a PeftModel is not -
 (transformers' Trainer._wrap_model; it sets False only for a PreTrainedModel with
 checkpointing on, https://github.com/huggingface/transformers/pull/13961). DDP then walks
 the graph after forward and marks the adapters inside a reentrant checkpoint (run under
