@@ -35,7 +35,7 @@ models only).
 from __future__ import annotations
 
 import pytest
-from conftest import unsloth_recipe
+from recipes import unsloth_recipe
 
 pytestmark = [pytest.mark.unsloth, pytest.mark.requires("transformers>=4.46", "peft")]
 

@@ -41,7 +41,7 @@ import math
 import pytest
 import tiny
 import torch
-from conftest import CHECKPOINTING
+from recipes import CHECKPOINTING
 
 pytestmark = pytest.mark.requires("transformers>=4.46")
 

@@ -45,7 +45,7 @@ import math
 import pytest
 import tiny
 import torch
-from conftest import CHECKPOINTING, OFF, TRAINER_CHECKPOINTING
+from recipes import CHECKPOINTING, OFF, TRAINER_CHECKPOINTING
 
 pytestmark = pytest.mark.requires("transformers>=4.46", "peft>=0.13")
 

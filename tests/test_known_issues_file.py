@@ -48,8 +48,8 @@ def test_entry_names_a_case_and_valid_versions(entry):
     )
     if param and not any(c in param for c in "*?"):
         # A parametrized id: its parameter id is spelled in the case file, or in the
-        # parametrizations the cases share (conftest.py).
-        sources = [*files, CASES / "conftest.py"]
+        # parametrizations the cases share (recipes.py).
+        sources = [*files, CASES / "recipes.py"]
         assert any(f'"{param.rstrip("]")}"' in p.read_text() for p in sources), entry["case"]
 
     assert isinstance(entry["when"], dict) and entry["when"]
