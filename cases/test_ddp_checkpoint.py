@@ -33,13 +33,9 @@ from __future__ import annotations
 
 import datetime
 import gc
-import multiprocessing.forkserver
-import queue
-import socket
-import time
-from collections.abc import Iterator
 
 import pytest
+import ranks
 import torch
 import torch.multiprocessing
 from torch.utils.checkpoint import checkpoint
@@ -161,58 +157,20 @@ def _reference(scenario: dict) -> dict[str, torch.Tensor]:
     return _trainable(module)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def forkserver() -> Iterator[torch.multiprocessing.context.BaseContext]:
-    context = torch.multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(PRELOAD)
-    try:
+def forkserver():
+    with ranks.forkserver(PRELOAD) as context:
         yield context
-    finally:
-        # It would otherwise stay until pytest exits. _stop is private (CPython 3.8+).
-        stop = getattr(multiprocessing.forkserver._forkserver, "_stop", None)
-        if stop is not None:
-            stop()
 
 
 def _run(context, scenario: dict) -> dict[int, dict]:
-    results = context.Queue()
-    port = _free_port()
-    workers = [
-        context.Process(target=_train_rank, args=(rank, port, scenario, results), daemon=True)
-        for rank in range(WORLD_SIZE)
-    ]
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    outcomes: dict[int, dict] = {}
-    try:
-        for worker in workers:
-            worker.start()
-        while len(outcomes) < WORLD_SIZE:
-            try:
-                rank, outcome = results.get(timeout=max(0.1, deadline - time.monotonic()))
-            except queue.Empty:
-                codes = {rank: w.exitcode for rank, w in enumerate(workers)}
-                pytest.fail(
-                    f"ranks {sorted(set(range(WORLD_SIZE)) - set(outcomes))} gave no result "
-                    f"within {DEADLINE_SECONDS} s (exit codes {codes})"
-                )
-            outcomes[rank] = outcome
-    finally:
-        for worker in workers:
-            worker.join(timeout=max(0.1, deadline - time.monotonic()))
-        for worker in workers:
-            if worker.is_alive():
-                worker.terminate()
-                worker.join(timeout=5)
-            if worker.is_alive():
-                worker.kill()
-                worker.join()
-        results.close()
+    outcomes = ranks.gather(
+        context,
+        _train_rank,
+        lambda rank, port, results: (rank, port, scenario, results),
+        world_size=WORLD_SIZE,
+        deadline_seconds=DEADLINE_SECONDS,
+    )
     for rank, outcome in outcomes.items():
         assert "crash" not in outcome, f"rank {rank}: {outcome['crash']}"
     return outcomes

@@ -53,13 +53,10 @@ process-group init and collectives, a deadline on the results and the joins.
 
 from __future__ import annotations
 
-import multiprocessing.forkserver
-import queue
-import socket
-import time
 from pathlib import Path
 
 import pytest
+import ranks
 import trl_sft
 
 WORLD_SIZE = 2
@@ -89,74 +86,28 @@ def test_sft_trainer_trains_lora_with_checkpointing(tmp_path, checkpointing_kwar
 def forkserver():
     """A forkserver that imports torch + transformers + trl once for every rank of
     every DDP case in this module; stopped when the module is done."""
-    import torch.multiprocessing
-
-    context = torch.multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(trl_sft.PRELOAD)
-    try:
+    with ranks.forkserver(trl_sft.PRELOAD) as context:
         yield context
-    finally:
-        # It would otherwise stay until pytest exits. _stop is private (CPython 3.8+).
-        stop = getattr(multiprocessing.forkserver._forkserver, "_stop", None)
-        if stop is not None:
-            stop()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _ddp(context, workdir: Path, checkpointing_kwargs, find_unused) -> dict[int, dict]:
-    """WORLD_SIZE ranks of trl_sft.ddp_rank; {rank: its report}. Bounded: a deadline on
-    the results and the joins, workers still alive after it are terminated, then killed."""
-    results = context.Queue()
-    port = _free_port()
-    workers = [
-        context.Process(
-            target=trl_sft.ddp_rank,
-            args=(
-                rank,
-                WORLD_SIZE,
-                port,
-                str(workdir),
-                checkpointing_kwargs,
-                find_unused,
-                GROUP_TIMEOUT_SECONDS,
-                results,
-            ),
-            daemon=True,
-        )
-        for rank in range(WORLD_SIZE)
-    ]
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    reports: dict[int, dict] = {}
-    try:
-        for worker in workers:
-            worker.start()
-        while len(reports) < WORLD_SIZE:
-            try:
-                rank, report = results.get(timeout=max(0.1, deadline - time.monotonic()))
-            except queue.Empty:
-                codes = {rank: w.exitcode for rank, w in enumerate(workers)}
-                pytest.fail(
-                    f"ranks {sorted(set(range(WORLD_SIZE)) - set(reports))} gave no result "
-                    f"within {DEADLINE_SECONDS} s (exit codes {codes})"
-                )
-            reports[rank] = report
-    finally:
-        for worker in workers:
-            worker.join(timeout=max(0.1, deadline - time.monotonic()))
-        for worker in workers:
-            if worker.is_alive():
-                worker.terminate()
-                worker.join(timeout=5)
-            if worker.is_alive():
-                worker.kill()
-                worker.join()
-        results.close()
-    return reports
+    """WORLD_SIZE ranks of trl_sft.ddp_rank; {rank: its report}."""
+    return ranks.gather(
+        context,
+        trl_sft.ddp_rank,
+        lambda rank, port, results: (
+            rank,
+            WORLD_SIZE,
+            port,
+            str(workdir),
+            checkpointing_kwargs,
+            find_unused,
+            GROUP_TIMEOUT_SECONDS,
+            results,
+        ),
+        world_size=WORLD_SIZE,
+        deadline_seconds=DEADLINE_SECONDS,
+    )
 
 
 # (gradient_checkpointing_kwargs, ddp_find_unused_parameters); None: left unset.
