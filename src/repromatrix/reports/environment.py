@@ -104,7 +104,10 @@ def headline(collected: dict[str, Any] | None) -> list[tuple[str, str]]:
 def is_cpu_build(fields: dict[str, str]) -> bool:
     """torch.version.cuda and torch.version.hip are None: collect_env says so as
     'Could not collect' / 'N/A' / 'None' for both build lines."""
-    built_with = [fields.get("CUDA used to build PyTorch"), fields.get("ROCM used to build PyTorch")]
+    built_with = [
+        fields.get("CUDA used to build PyTorch"),
+        fields.get("ROCM used to build PyTorch"),
+    ]
     return all(value in (None, "", *NOTHING_FOUND) for value in built_with)
 
 
