@@ -23,7 +23,7 @@ from repromatrix.results import (
     load_results,
     write_json_atomic,
 )
-from repromatrix.verdicts.knownissues import RegistryLocation, parse_registry
+from repromatrix.verdicts.knownissues import Registry, RegistryLocation, parse_registry
 
 LINK = "https://github.com/huggingface/transformers/issues/40000"
 REGISTRY = parse_registry(
@@ -113,17 +113,66 @@ def test_junit_has_one_suite_per_combination_and_parses_back(tmp_path):
 def test_summary_has_table_environment_and_a_details_block_per_failure(tmp_path):
     out, _, _ = render(tmp_path)
     text = (out / "summary.md").read_text()
-    rows = [line for line in text.splitlines() if line.startswith("| `")]
-    assert len(rows) == 6  # every combination
-    assert "| `tf4.53.0` | 🔻 REGRESSED | 2.13.0 | **4.53.0** | 0.17.1 |" in text
+    # The main table: one row per case that does not pass everywhere, the (six, so few)
+    # combinations as columns, their verdicts and versions on top.
+    main = text[text.index("### Cases not passing everywhere") : text.index("### Failures")]
+    assert "| case | `tf4.52.4` | `tf4.53.0` | `tf4.56.2` | `flaky` | `tf-main` | `gpu` |" in main
+    assert "| *transformers* | 4.52.4 | 4.53.0 | 4.56.2 | 4.52.4 | *5.0.0.dev0* | *-* |" in main
+    assert f"| `{CASE_A}` | ✅ | 🔻 | 🔻 | 🔁 | — | — |" in main
+    assert f"| `{CASE_B}` | ✅ | ✅ | 🐛 | — | — | — |" in main
     assert "**OS** Debian GNU/Linux 12 (bookworm) (x86_64)" in text
-    assert "**torch** 2.13.0+cpu" in text
+    assert "**torch** 2.13.0+cpu (CPU build)" in text
     assert "Could not collect" not in text.split("<details>")[0]  # not in the headline
-    assert text.count("<details><summary>") == 1 + 3 + 1  # collect_env, 2 regressed, install
+    # collect_env, 2 regressed, install, 1 known issue, the full grid, resolved versions
+    assert text.count("<details><summary>") == 1 + 2 + 1 + 1 + 1 + 1
     assert "Repro: `nox -s tf4.53.0 -- 'test_lora.py::test_lora_gets_gradients[reentrant]'`" in text
     assert "regressed between transformers 4.52.4 and 4.53.0 (torch 2.13.0, peft 0.17.1)" in text
-    assert "🐛 `test_double_backward.py::test_fresh_forward_per_backward_works`" in text
     assert "🔁" in text and "Legend:" in text
+    # The full grid is there, collapsed, after the verdicts.
+    grid = text[text.index("<details><summary>Full grid: 6 combinations × 2 cases") :]
+    assert "| `tf4.53.0` | 🔻 REGRESSED | 2.13.0 | **4.53.0** | 0.17.1 |" in grid
+    assert f"1. `{CASE_A}`" in grid
+    assert text.index("### Cases not passing everywhere") < text.index("Full grid")
+
+
+def test_a_known_broken_failure_gets_its_error_line_and_a_repro_collapsed(tmp_path):
+    out, _, _ = render(tmp_path)
+    text = (out / "summary.md").read_text()
+    block = text[text.index("<details><summary>🐛") :]
+    block = block[: block.index("</details>")]
+    summary, body = block.split("</summary>")
+    assert f"<code>{CASE_B}</code>" in summary
+    assert f'<a href="{LINK}">transformers#40000</a> known — in 1 combination' in summary
+    assert "Error in `tf4.56.2`: `RuntimeError: Trying to backward through the graph`" in body
+    assert f"Repro: `nox -s tf4.56.2 -- {CASE_B}`" in body
+
+
+def test_summary_of_many_combinations_lists_combinations_as_rows_grouped(tmp_path):
+    """Beyond a few combinations they are rows: neighbours with the same cases failing
+    share one row, their versions as a range; the cases are named, not numbered."""
+    ladder = [
+        combination(
+            f"tf4.{minor}.0",
+            versions(f"4.{minor}.0"),
+            [
+                case(CASE_A, "failed" if minor >= 55 else "passed"),
+                case(CASE_B, "passed"),
+            ],
+        )
+        for minor in range(50, 62)
+    ]
+    out, _, _ = render(tmp_path, results(*ladder), registry=Registry())
+    text = (out / "summary.md").read_text()
+    main = text[text.index("### Cases not passing everywhere") : text.index("### Failures")]
+    assert f"| `{CASE_A}` | 🔻 7 regressed · ✅ 5 passed |" in main
+    assert CASE_B not in main  # passes everywhere: not in the main table
+    assert "| combinations | verdict | transformers | not passing |" in main
+    assert (
+        "| `tf4.55.0` … `tf4.61.0` (7) | 🔻 REGRESSED | 4.55.0 – 4.61.0 | "
+        "🔻 `test_lora_gets_gradients[reentrant]` |"
+    ) in main
+    assert "5 more combinations pass every case." in main
+    assert max(len(line) for line in text.splitlines()) < 400
 
 
 def _huge(combinations: int, cases: int) -> list[CombinationResult]:

@@ -22,7 +22,6 @@ from packaging.version import InvalidVersion, Version
 
 from repromatrix.outcomes import Verdict
 from repromatrix.redact import redact_text
-from repromatrix.verdicts import case_repro, is_regression
 from repromatrix.reports import environment
 from repromatrix.reports.view import (
     EXIT_TEXT,
@@ -36,6 +35,7 @@ from repromatrix.reports.view import (
     short_case,
     short_traceback,
 )
+from repromatrix.verdicts import case_repro, is_regression
 
 # Text in a cell besides its colour (for colour-blind readers and for print).
 CELL_MARK = {
@@ -109,19 +109,18 @@ def _css() -> str:
         f".s-{name}{{background:{colour}}}" for name, (_, colour, _) in STATUS_STYLE.items()
     )
     verdict_rules = "".join(
-        f".v-{name}{{background:{colour};color:#fff}}" for name, (_, colour) in VERDICT_STYLE.items()
+        f".v-{name}{{background:{colour};color:#fff}}"
+        for name, (_, colour) in VERDICT_STYLE.items()
     )
     return asset("report.css") + status_rules + verdict_rules
 
 
 def _header(view: View) -> str:
     results = view.results
-    run = results.run
     summary = results.summary
     chips = "".join(
-        f'<span class="chip v-{_e(v)}">{n} {_e(v)}</span>' for v, n in _by_rank(
-            summary.verdicts if summary else {}
-        )
+        f'<span class="chip v-{_e(v)}">{n} {_e(v)}</span>'
+        for v, n in _by_rank(summary.verdicts if summary else {})
     )
     exit_code = summary.exit_code if summary else 0
     status = (
@@ -129,8 +128,9 @@ def _header(view: View) -> str:
         f"exit status {exit_code}: {_e(EXIT_TEXT[exit_code])}</strong>"
     )
     facts = [
-        " ".join(filter(None, [_e(f.words), f"<code>{_e(f.value)}</code>" if f.code
-                               else _e(f.value)]))
+        " ".join(
+            filter(None, [_e(f.words), f"<code>{_e(f.value)}</code>" if f.code else _e(f.value)])
+        )
         for f in run_facts(view)
     ]
     meta = " · ".join(facts)
@@ -154,9 +154,9 @@ def _regressions(view: View) -> str:
             bisect[key] = step.bisect
     items = []
     for (case_id, text), combinations in list(seen.items())[:200]:
-        where = ", ".join(combinations[:8]) + (f" (+{len(combinations) - 8})" if len(
-            combinations
-        ) > 8 else "")
+        where = ", ".join(combinations[:8]) + (
+            f" (+{len(combinations) - 8})" if len(combinations) > 8 else ""
+        )
         command = (
             f'<br><code class="cmd">{_e(bisect[(case_id, text)])}</code>'
             if (case_id, text) in bisect
@@ -169,7 +169,7 @@ def _regressions(view: View) -> str:
     more = f"<li>… {len(seen) - 200} more in results.json</li>" if len(seen) > 200 else ""
     return (
         f'<details class="regressions" open><summary><h2>Regressions ({len(seen)})</h2>'
-        f'</summary><ul>{"".join(items)}{more}</ul></details>\n'
+        f"</summary><ul>{''.join(items)}{more}</ul></details>\n"
     )
 
 
@@ -215,7 +215,9 @@ def _legend(view: View) -> str:
         for name, (_, _, meaning) in STATUS_STYLE.items()
         if name in seen
     ]
-    items.append('<span class="key"><i class="sw chg">1.2</i>version changed from the row above</span>')
+    items.append(
+        '<span class="key"><i class="sw chg">1.2</i>version changed from the row above</span>'
+    )
     return f'<div class="legend">{"".join(items)}</div>\n'
 
 
@@ -263,7 +265,7 @@ def _grid(view: View) -> str:
         )
         rows.append(
             f'<tr data-r="{row}" data-verdict="{_e(verdict)}"'
-            f'{" data-problem" if problem else ""}>{"".join(cells)}</tr>\n'
+            f"{' data-problem' if problem else ''}>{''.join(cells)}</tr>\n"
         )
         previous = combination
     return (
