@@ -243,6 +243,30 @@ def test_html_is_self_contained_and_data_cannot_escape_its_script(tmp_path):
     assert re.search(r'<td class="ver chg"[^>]*>4\.53\.0</td>', page)
 
 
+def test_html_groups_case_columns_by_file_and_marks_a_sweeps_transitions(tmp_path):
+    other = "test_lora.py::test_other[default]"
+    ladder = [
+        combination(
+            f"tf{version}",
+            versions(version),
+            [case(CASE_A, outcome), case(CASE_B, "passed"), case(other, "passed")],
+        )
+        for version, outcome in [("4.50.0", "passed"), ("4.52.0", "failed"), ("4.53.0", "failed")]
+    ]
+    out, _, _ = render(tmp_path, results(*ladder), registry=Registry())
+    page = (out / "index.html").read_text()
+    # test_lora.py's two cases side by side under one header, then the other file.
+    files = re.findall(r'<th class="file" colspan="(\d+)" data-cases="([\d,]+)"', page)
+    assert files == [("2", "0,2"), ("1", "1")]
+    assert re.findall(r'<th class="case" data-case="(\d)"', page) == ["0", "2", "1"]
+    assert '<b class="prm">[reentrant]</b>' in page and '<b class="prm">[default]</b>' in page
+    assert re.search(r'<th class="case" data-case="1" data-quiet', page)  # passes everywhere
+    # Only transformers moves: the row where the outcome changes is marked, no version is.
+    marked = re.findall(r'<tr data-r="(\d)"[^>]*class="transition"', page)
+    assert marked == ["1"]
+    assert "ver chg" not in page
+
+
 # --------------------------------------------------------------------------- secrets
 
 
