@@ -175,6 +175,17 @@ def test_summary_of_many_combinations_lists_combinations_as_rows_grouped(tmp_pat
     assert max(len(line) for line in text.splitlines()) < 400
 
 
+def test_resolved_versions_are_one_row_per_distribution(tmp_path):
+    stored = demo_results()
+    stored.combinations[1].resolved["aiohttp"] = "3.14.5"  # only in tf4.53.0
+    out, _, _ = render(tmp_path, stored)
+    text = (out / "summary.md").read_text()
+    block = text[text.index("<details><summary>Resolved versions") :]
+    block = block[: block.index("</details>")]
+    assert "Same in every combination: numpy 2.4.6" in block
+    assert "| aiohttp | not installed in 3 combinations · 3.14.5 in `tf4.53.0` |" in block
+
+
 def _huge(combinations: int, cases: int) -> list[CombinationResult]:
     out = []
     for i in range(combinations):

@@ -510,12 +510,10 @@ def _resolved_versions(view: View, budget: int) -> str:
         intro = f"Same in every combination: {listed}\n\n"
     rows: list[str] = []
     if varying:
-        rows.append("| combination | " + " | ".join(varying) + " |\n")
-        rows.append("|" + "---|" * (len(varying) + 1) + "\n")
-        rows += [
-            f"| {code(c.id)} | " + " | ".join(c.resolved.get(n, "-") for n in varying) + " |\n"
-            for c in built
-        ]
+        # One row per distribution (a column per distribution made rows of ~800
+        # characters): each version with where it is, the commonest as a count.
+        rows.append("| distribution | versions |\n|---|---|\n")
+        rows += [f"| {name} | {_where_versions(built, name)} |\n" for name in varying]
     end = "\n</details>\n\n"
     text = head + intro
     if len(text) + len(end) > budget:
@@ -529,6 +527,20 @@ def _resolved_versions(view: View, budget: int) -> str:
     if kept < len(rows):
         text += f"\n*… {len(rows) - kept} more rows: see results.json in {view.location}*\n"
     return text + end
+
+
+def _where_versions(built: list[CombinationResult], name: str) -> str:
+    by_value: dict[str, list[str]] = defaultdict(list)
+    for combination in built:
+        by_value[combination.resolved.get(name, "not installed")].append(combination.id)
+    ordered = sorted(by_value.items(), key=lambda kv: -len(kv[1]))
+    parts = []
+    for index, (value, ids) in enumerate(ordered):
+        if len(ids) <= 2 and index > 0:
+            parts.append(f"{value} in {', '.join(code(i) for i in ids)}")
+        else:
+            parts.append(f"{value} in {len(ids)} combinations")
+    return " · ".join(parts)
 
 
 def _failures(view: View) -> tuple[int, Iterator[str]]:
