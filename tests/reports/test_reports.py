@@ -173,6 +173,11 @@ def test_summary_of_many_combinations_lists_combinations_as_rows_grouped(tmp_pat
     ) in main
     assert "5 more combinations pass every case." in main
     assert max(len(line) for line in text.splitlines()) < 400
+    # Only transformers moves (a sweep): the full grid marks the row where the outcome
+    # changes instead of bolding the version on every row.
+    grid = text[text.index("<details><summary>Full grid") :]
+    assert "| ▲ `tf4.55.0` |" in grid and grid.count("▲ `") == 1
+    assert "**4." not in grid
 
 
 def test_resolved_versions_are_one_row_per_distribution(tmp_path):

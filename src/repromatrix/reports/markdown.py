@@ -22,6 +22,8 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 
+from packaging.version import InvalidVersion, Version
+
 from repromatrix.outcomes import COLLECTION_ID, Verdict
 from repromatrix.redact import redact_text
 from repromatrix.reports import environment
@@ -349,11 +351,18 @@ def _group_row(
     versions = []
     for package in varying:
         seen = [view.version(view.combinations[i], package) for i in members]
-        low, high = seen[0], seen[-1]
-        text = low[0] if low[0] == high[0] else f"{low[0]} – {high[0]}"
-        versions.append(text if low[1] and high[1] else f"*{text}*")
+        values = sorted({text for text, _ in seen}, key=_version_key)
+        text = f"{values[0]} – {values[-1]}" if len(values) > 2 else ", ".join(values)
+        versions.append(text if all(resolved for _, resolved in seen) else f"*{text}*")
     cells = [label, f"{symbol} {verdict or '?'}", *versions, ", ".join(names) or "-"]
     return "| " + " | ".join(cells) + " |\n"
+
+
+def _version_key(text: str) -> tuple:
+    try:
+        return (0, Version(text), "")
+    except InvalidVersion:
+        return (1, Version("0"), text)
 
 
 def _case_labels(cases: list[str]) -> dict[str, str]:
@@ -390,7 +399,7 @@ def _grid(view: View, budget: int) -> str:
         "\nCases:\n\n"
         + "".join(f"{i}. {code(c)}\n" for i, c in enumerate(cases, 1))
         + "\n"
-        + _status_legend(seen, versions=True)
+        + _status_legend(seen, versions=True, sweep=view.sweep_package())
     )
     fixed = len(head) + len(header) + len(rule) + len(legend) + len(end) + 200
 
@@ -413,9 +422,13 @@ def _grid(view: View, budget: int) -> str:
         return ""
     lines = [head, header, rule]
     previous: CombinationResult | None = None
+    # A sweep-like tier changes a version on every row: mark where outcomes change.
+    sweep = view.sweep_package()
+    transitions = view.transition_rows() if sweep else set()
     for index, combination in enumerate(view.combinations):
         if index in chosen:
-            lines.append(_row(view, combination, previous)[1])
+            row = _row(view, combination, None if sweep else previous)[1]
+            lines.append(row.replace("| ", "| ▲ ", 1) if index in transitions else row)
             previous = combination
     left_out = len(rows) - len(chosen)
     if left_out:
@@ -451,9 +464,14 @@ def _row(
     return combination.id, "| " + " | ".join(cells) + " |\n"
 
 
-def _status_legend(seen: set[str], *, versions: bool = False) -> str:
+def _status_legend(seen: set[str], *, versions: bool = False, sweep: str | None = None) -> str:
     parts = [f"{symbol} {name}" for name, (symbol, _, _) in STATUS_STYLE.items() if name in seen]
-    if versions:
+    if versions and sweep:
+        parts.append(
+            f"▲ an outcome changes from the row above (this tier moves {sweep} only); "
+            "*italic* = requested, not resolved"
+        )
+    elif versions:
         parts.append(
             "versions in **bold** changed from the row above; *italic* = requested, not resolved"
         )
