@@ -167,12 +167,6 @@ class View:
         return requested, False
 
 
-def short_case(case_id: str, limit: int = 48) -> str:
-    """The part of a case id a column header can show: the test name."""
-    name = case_id.split("::")[-1] if "::" in case_id else case_id
-    return name if len(name) <= limit else name[: limit - 1] + "…"
-
-
 def split_case(case_id: str) -> tuple[str, str, str]:
     """(file, test name, parameter) of a pytest node id:
     'test_lora.py::test_grads[reentrant]' -> ('test_lora.py', 'test_grads', '[reentrant]')."""
