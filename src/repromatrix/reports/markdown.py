@@ -282,7 +282,8 @@ def _combination_rows(view: View, cases: list[str], budget: int) -> str:
     between combinations (as a range over the run), and those cases by name."""
     varying = view.varying_packages()
     labels = _case_labels(cases)
-    header = "| combinations | verdict | " + "".join(f"{p} | " for p in varying)
+    caption = "By combination (neighbours with the same cases not passing share a row):\n\n"
+    header = caption + "| combinations | verdict | " + "".join(f"{p} | " for p in varying)
     header += "not passing |\n"
     rule = "|---|---|" + "---|" * len(varying) + "---|\n"
     groups: list[tuple[tuple, list[int]]] = []
