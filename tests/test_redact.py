@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from repromatrix.redact import redact, redact_text, redactor
+from repromatrix.redact import machine_places, redact, redact_text, redactor, shorten_paths
 
 
 @pytest.mark.parametrize(
@@ -46,3 +46,25 @@ def test_a_long_word_is_scanned_linearly():
     """A 3 MB word used to backtrack quadratically in the URL pattern: now instant
     (this would take hours, not a timing threshold)."""
     assert redact_text("x" * 3_000_000 + "://u:p@h", environ={}).endswith("://***@h")
+
+
+def test_a_custom_env_dir_is_shortened_to_env_however_pytest_spells_it(tmp_path):
+    """REPROMATRIX_ENV_DIR beside the checkout: pytest (working directory cases/)
+    writes the env's files relative to cases/, which is shorter than the absolute path."""
+    env = tmp_path / "custom-envs" / "0123456789abcdef"
+    cases = tmp_path / "work" / "repo" / "cases"
+    places = machine_places(env=env, cases=cases, seen_from=cases)
+    site = "venv/lib/python3.11/site-packages/torch/_tensor.py:630: in backward"
+    traceback = "\n".join(
+        [
+            f"../../../custom-envs/0123456789abcdef/{site}",  # as pytest writes it
+            f"{env}/{site}",
+            "test_lora.py:41: in test_lora ../../x stays",
+        ]
+    )
+    assert shorten_paths(traceback, places).splitlines() == [
+        f"<env>/{site}",
+        f"<env>/{site}",
+        "test_lora.py:41: in test_lora ../../x stays",
+    ]
+    assert "../../.." not in places  # a bare run of '..' is never a place

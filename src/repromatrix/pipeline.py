@@ -23,7 +23,7 @@ from repromatrix.errors import UserError
 from repromatrix.execution import host, scheduler
 from repromatrix.execution.runner import CaseRecord, CaseRunner
 from repromatrix.matrix import Combination, Matrix, load_matrix
-from repromatrix.outcomes import combination_status
+from repromatrix.outcomes import FAILURES, CaseStatus, combination_status
 from repromatrix.redact import portable_argv, redact_env, redact_text
 from repromatrix.reports import Reporting
 from repromatrix.reports.environment import HostProbe
@@ -38,7 +38,7 @@ from repromatrix.results import (
     utc_now,
     write_combination,
 )
-from repromatrix.verdicts.knownissues import Registry, RegistryLocation
+from repromatrix.verdicts.knownissues import KnownIssue, Registry, RegistryLocation
 
 DEFAULT_TIER = "smoke"
 
@@ -196,9 +196,7 @@ class MatrixRun:
             extra_env=cell_env,
             workers=self.options.workers,
             log_path=self.out.log_path(combo.id, "cases"),
-            on_case=lambda record: say(
-                f"    {record.outcome:<9} {record.id}  {record.seconds:.1f}s"
-            ),
+            on_case=lambda record: say(case_line(record, self.registry.match(result, record.id))),
         )
         selection = self.options.selection or list(combo.cases)
         # A failure inside a registered known-issue range is expected: rerunning it
@@ -268,7 +266,7 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
         def one(combo: Combination, lane: scheduler.Lane) -> CombinationResult:
             lane.say(f"[{position[combo.id]}/{len(combos)}] {combo.id} ({_pins_text(combo)})")
             result = runner.run_combination(combo, say=lane.say, visible_devices=lane.devices)
-            lane.say(f"  -> {result.status}" + (f": {result.message}" if result.message else ""))
+            lane.say(outcome_line(result, runner.registry))
             return result
 
         def merged(_job: scheduler.Job[Combination], _result: CombinationResult) -> None:
@@ -282,6 +280,28 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
         final = out.merge(info, order)
         results, code = reporting.finish(final, out.path, display.line, ran=[c.id for c in combos])
     return results, code
+
+
+def case_line(record: CaseRecord, issue: KnownIssue | None) -> str:
+    """A case's progress line as it finishes: a failure inside a registered range
+    says known-broken and the issue, as the verdicts will."""
+    outcome = str(record.outcome)
+    tail = ""
+    if issue is not None and record.outcome in FAILURES:
+        outcome, tail = CaseStatus.KNOWN_BROKEN, f"  {issue.link}"
+    return f"    {outcome:<12} {record.id}  {record.seconds:.1f}s{tail}"
+
+
+def outcome_line(result: CombinationResult, registry: Registry) -> str:
+    """A combination's closing line: ``-> known-broken`` when every failure is a
+    registered one (the verdict may still change once neighbours and a baseline are
+    compared; the run's last lines give the verdicts)."""
+    failing = [case for case in result.cases if case.outcome in FAILURES]
+    issues = [registry.match(result, case.id) for case in failing]
+    if failing and all(issues):
+        links = sorted({issue.link for issue in issues if issue is not None})
+        return f"  -> known-broken ({len(failing)} failing: {', '.join(links)})"
+    return f"  -> {result.status}" + (f": {result.message}" if result.message else "")
 
 
 def _pins_text(combo: Combination) -> str:

@@ -101,9 +101,28 @@ def shorten_paths(text: str, places: Mapping[str, str]) -> str:
     return text
 
 
-def machine_places(**named: str | os.PathLike[str] | None) -> dict[str, str]:
-    """{folder: '<name>'} for the given folders, plus the home folder as '~'."""
-    places = {os.fspath(path): f"<{name}>" for name, path in named.items() if path}
+def machine_places(
+    *, seen_from: str | os.PathLike[str] | None = None, **named: str | os.PathLike[str] | None
+) -> dict[str, str]:
+    """{folder: '<name>'} for the given folders, plus the home folder as '~'.
+
+    ``seen_from`` is the working directory of the process whose output is cleaned:
+    pytest writes a file's path relative to it when that is shorter, so a custom
+    REPROMATRIX_ENV_DIR near the cases shows up as ``../../envs/<hash>/venv/...``.
+    Those relative spellings (and the folders' resolved spellings) are places too."""
+    places: dict[str, str] = {}
+    for name, path in named.items():
+        if not path:
+            continue
+        spellings = {os.fspath(path), os.path.realpath(path)}
+        if seen_from is not None:
+            for spelling in list(spellings):
+                relative = os.path.relpath(spelling, seen_from)
+                # Only a path that names a folder: '../..' alone would match anywhere.
+                if relative.startswith("..") and relative.strip("./\\"):
+                    spellings.add(relative)
+        for spelling in spellings:
+            places.setdefault(spelling, f"<{name}>")
     places[os.path.expanduser("~")] = "~"
     return places
 

@@ -62,6 +62,12 @@ CASES = {
         def test_after_hang():
             pass
     """,
+    "test_in_env.py": """
+        import iniconfig
+
+        def test_fails_inside_the_environment():
+            iniconfig.IniConfig("x.ini", data="[broken")
+    """,
     "test_flaky.py": """
         import os, pathlib
 
@@ -194,3 +200,13 @@ def test_relative_paths_are_taken_from_the_callers_directory(
     result = runner.run(["test_crash.py::test_before"], Path("out") / "records.jsonl")
     assert [case.outcome for case in result.cases] == ["passed"]
     assert (tmp_path / "out" / "records.jsonl").exists() and (tmp_path / "logs.txt").exists()
+
+
+def test_paths_into_a_custom_env_dir_read_env_in_tracebacks(light_env, cases, tmp_path):
+    """The store here is a tmp folder near cases/ (as with REPROMATRIX_ENV_DIR):
+    pytest writes the environment's files relative to cases/, as ../../…/venv/…"""
+    by_id, _ = run(light_env, cases, tmp_path, ["test_in_env.py"])
+    failed = by_id["test_in_env.py::test_fails_inside_the_environment"]
+    assert failed.outcome == "failed"
+    assert "<env>/venv/lib/" in failed.traceback, failed.traceback
+    assert "../" not in failed.traceback and str(light_env.root) not in failed.traceback

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from support.pngread import colour_counts, hex_rgb, read_png
-from support.reportdata import demo_results
+from support.reportdata import CASE_A, CASE_B, case, combination, demo_results, results, versions
 
 from repromatrix.reports import Reporting
 from repromatrix.reports.view import STATUS_STYLE
@@ -138,3 +138,56 @@ def test_filters_and_sort_from_the_link_work(chromium, page, tmp_path):
     order = [name for name, _ in _row_order(dom)]
     assert order.index("flaky") < order.index("tf4.52.4")  # peft 0.15.2 sorts first
     assert 'class="pkg sorted"' in dom
+
+
+def test_columns_are_grouped_by_file_with_the_parameter_visible(chromium, page, tmp_path):
+    dom = _chromium(chromium, tmp_path / "profile", "--dump-dom", page.as_uri())
+    files = re.findall(r'<th class="file" colspan="(\d+)"[^>]*><span>([^<]+)</span>', dom)
+    assert files == [("1", "test_lora.py"), ("1", "test_double_backward.py")]
+    assert '<span class="nm">test_lora_gets_gradients</span><b class="prm">[reentrant]</b>' in dom
+
+
+def test_problems_only_hides_quiet_rows_and_case_columns(chromium, tmp_path):
+    quiet = "test_quiet.py::test_always_passes"
+    out = tmp_path / "report"
+    stored = results(
+        combination("good", versions("4.52.4"), [case(CASE_A, "passed"), case(quiet, "passed")]),
+        combination("bad", versions("4.53.0"), [case(CASE_A, "failed"), case(quiet, "passed")]),
+    )
+    Reporting(registry=parse_registry([], "k.yaml")).render(stored, out, say=lambda _: None)
+    dom = _chromium(
+        chromium, tmp_path / "profile", "--dump-dom", (out / "index.html").as_uri() + "#problems=1"
+    )
+    assert 'id="problems" checked' in dom or "1 of 2 combinations shown" in dom
+    assert [name for name, hidden in _row_order(dom) if not hidden] == ["bad"]
+    quiet_head = re.search(r'<th class="case[^"]*" data-case="1"[^>]*>', dom).group(0)
+    assert "colhidden" in quiet_head
+    assert re.search(r'<th class="file colhidden"[^>]*data-cases="1"', dom)
+
+
+def test_a_sweep_marks_its_transition_rows_not_every_version(chromium, tmp_path):
+    out = tmp_path / "report"
+    ladder = [
+        combination(
+            f"tf{version}",
+            versions(version),
+            [case(CASE_A, outcome), case(CASE_B, "passed")],
+        )
+        for version, outcome in [
+            ("4.50.0", "passed"),
+            ("4.51.0", "passed"),
+            ("4.52.0", "failed"),
+            ("4.53.0", "failed"),
+            ("4.54.0", "passed"),
+        ]
+    ]
+    Reporting(registry=parse_registry([], "k.yaml")).render(
+        results(*ladder), out, say=lambda _: None
+    )
+    dom = _chromium(chromium, tmp_path / "profile", "--dump-dom", (out / "index.html").as_uri())
+    assert 'data-ready="1"' in dom
+    marked = re.findall(
+        r'<tr data-r="\d+"[^>]*class="transition"[^>]*><th class="cid"[^>]*>([^<]+)<', dom
+    )
+    assert marked == ["tf4.52.0", "tf4.54.0"]
+    assert 'class="ver chg"' not in dom  # every row moves transformers: nothing to bold

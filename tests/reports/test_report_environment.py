@@ -52,6 +52,38 @@ def test_parse_reads_collect_envs_own_lines_including_multi_line_gpus():
     assert "cuDNN" not in shown  # "Could not collect" says nothing
 
 
+# Recorded: torch 2.13.0+cpu on a host whose CUDA toolkit (nvcc 13.0) is installed.
+CPU_BUILD = """Collecting environment information...
+PyTorch version: 2.13.0+cpu
+Is debug build: False
+CUDA used to build PyTorch: Could not collect
+ROCM used to build PyTorch: N/A
+
+OS: Debian GNU/Linux 12 (bookworm) (x86_64)
+GCC version: (Debian 12.2.0-14+deb12u1) 12.2.0
+Python version: 3.11.7 (main, May  9 2026, 07:35:25) [GCC 12.2.0] (64-bit runtime)
+Is CUDA available: False
+CUDA runtime version: 13.0.88
+CUDA_MODULE_LOADING set to: N/A
+GPU models and configuration: Could not collect
+Nvidia driver version: Could not collect
+cuDNN version: Could not collect
+
+CPU:
+Architecture:                            x86_64
+"""
+
+
+def test_a_cpu_build_of_torch_claims_no_cuda_runtime():
+    shown = dict(headline({"fields": parse(CPU_BUILD)}))
+    assert shown["torch"] == "2.13.0+cpu (CPU build)"
+    assert not {"CUDA runtime", "CUDA (build)", "CUDA available", "cuDNN"} & set(shown)
+    assert "13.0.88" not in " ".join(shown.values())
+    # A CUDA build keeps its CUDA lines.
+    cuda = dict(headline({"fields": parse(MULTI_GPU)}))
+    assert cuda["torch"] == "2.9.0+cu128" and cuda["CUDA runtime"] == "12.8.93"
+
+
 def _fake_cell(tmp_path: Path, output: str, status: int = 0) -> Environment:
     """A cell whose 'python' is a script printing ``output`` and counting its calls."""
     root = tmp_path / "cell"

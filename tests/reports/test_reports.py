@@ -23,7 +23,7 @@ from repromatrix.results import (
     load_results,
     write_json_atomic,
 )
-from repromatrix.verdicts.knownissues import RegistryLocation, parse_registry
+from repromatrix.verdicts.knownissues import Registry, RegistryLocation, parse_registry
 
 LINK = "https://github.com/huggingface/transformers/issues/40000"
 REGISTRY = parse_registry(
@@ -113,17 +113,82 @@ def test_junit_has_one_suite_per_combination_and_parses_back(tmp_path):
 def test_summary_has_table_environment_and_a_details_block_per_failure(tmp_path):
     out, _, _ = render(tmp_path)
     text = (out / "summary.md").read_text()
-    rows = [line for line in text.splitlines() if line.startswith("| `")]
-    assert len(rows) == 6  # every combination
-    assert "| `tf4.53.0` | 🔻 REGRESSED | 2.13.0 | **4.53.0** | 0.17.1 |" in text
+    # The main table: one row per case that does not pass everywhere, the (six, so few)
+    # combinations as columns, their verdicts and versions on top.
+    main = text[text.index("### Cases not passing everywhere") : text.index("### Failures")]
+    assert "| case | `tf4.52.4` | `tf4.53.0` | `tf4.56.2` | `flaky` | `tf-main` | `gpu` |" in main
+    assert "| *transformers* | 4.52.4 | 4.53.0 | 4.56.2 | 4.52.4 | *5.0.0.dev0* | *-* |" in main
+    assert f"| `{CASE_A}` | ✅ | 🔻 | 🔻 | 🔁 | — | — |" in main
+    assert f"| `{CASE_B}` | ✅ | ✅ | 🐛 | — | — | — |" in main
     assert "**OS** Debian GNU/Linux 12 (bookworm) (x86_64)" in text
-    assert "**torch** 2.13.0+cpu" in text
+    assert "**torch** 2.13.0+cpu (CPU build)" in text
     assert "Could not collect" not in text.split("<details>")[0]  # not in the headline
-    assert text.count("<details><summary>") == 1 + 3 + 1  # collect_env, 2 regressed, install
+    # collect_env, 2 regressed, install, 1 known issue, the full grid, resolved versions
+    assert text.count("<details><summary>") == 1 + 2 + 1 + 1 + 1 + 1
     assert "Repro: `nox -s tf4.53.0 -- 'test_lora.py::test_lora_gets_gradients[reentrant]'`" in text
     assert "regressed between transformers 4.52.4 and 4.53.0 (torch 2.13.0, peft 0.17.1)" in text
-    assert "🐛 `test_double_backward.py::test_fresh_forward_per_backward_works`" in text
     assert "🔁" in text and "Legend:" in text
+    # The full grid is there, collapsed, after the verdicts.
+    grid = text[text.index("<details><summary>Full grid: 6 combinations × 2 cases") :]
+    assert "| `tf4.53.0` | 🔻 REGRESSED | 2.13.0 | **4.53.0** | 0.17.1 |" in grid
+    assert f"1. `{CASE_A}`" in grid
+    assert text.index("### Cases not passing everywhere") < text.index("Full grid")
+
+
+def test_a_known_broken_failure_gets_its_error_line_and_a_repro_collapsed(tmp_path):
+    out, _, _ = render(tmp_path)
+    text = (out / "summary.md").read_text()
+    block = text[text.index("<details><summary>🐛") :]
+    block = block[: block.index("</details>")]
+    summary, body = block.split("</summary>")
+    assert f"<code>{CASE_B}</code>" in summary
+    assert f'<a href="{LINK}">transformers#40000</a> known — in 1 combination' in summary
+    assert "Error in `tf4.56.2`: `RuntimeError: Trying to backward through the graph`" in body
+    assert f"Repro: `nox -s tf4.56.2 -- {CASE_B}`" in body
+
+
+def test_summary_of_many_combinations_lists_combinations_as_rows_grouped(tmp_path):
+    """Beyond a few combinations they are rows: neighbours with the same cases failing
+    share one row, their versions as a range; the cases are named, not numbered."""
+    ladder = [
+        combination(
+            f"tf4.{minor}.0",
+            versions(f"4.{minor}.0"),
+            [
+                case(CASE_A, "failed" if minor >= 55 else "passed"),
+                case(CASE_B, "passed"),
+            ],
+        )
+        for minor in range(50, 62)
+    ]
+    out, _, _ = render(tmp_path, results(*ladder), registry=Registry())
+    text = (out / "summary.md").read_text()
+    main = text[text.index("### Cases not passing everywhere") : text.index("### Failures")]
+    assert f"| `{CASE_A}` | 🔻 7 regressed · ✅ 5 passed |" in main
+    assert CASE_B not in main  # passes everywhere: not in the main table
+    assert "| combinations | verdict | transformers | not passing |" in main
+    assert (
+        "| `tf4.55.0` … `tf4.61.0` (7) | 🔻 REGRESSED | 4.55.0 – 4.61.0 | "
+        "🔻 `test_lora_gets_gradients[reentrant]` |"
+    ) in main
+    assert "5 more combinations pass every case." in main
+    assert max(len(line) for line in text.splitlines()) < 400
+    # Only transformers moves (a sweep): the full grid marks the row where the outcome
+    # changes instead of bolding the version on every row.
+    grid = text[text.index("<details><summary>Full grid") :]
+    assert "| ▲ `tf4.55.0` |" in grid and grid.count("▲ `") == 1
+    assert "**4." not in grid
+
+
+def test_resolved_versions_are_one_row_per_distribution(tmp_path):
+    stored = demo_results()
+    stored.combinations[1].resolved["aiohttp"] = "3.14.5"  # only in tf4.53.0
+    out, _, _ = render(tmp_path, stored)
+    text = (out / "summary.md").read_text()
+    block = text[text.index("<details><summary>Resolved versions") :]
+    block = block[: block.index("</details>")]
+    assert "Same in every combination: numpy 2.4.6" in block
+    assert "| aiohttp | not installed in 3 combinations · 3.14.5 in `tf4.53.0` |" in block
 
 
 def _huge(combinations: int, cases: int) -> list[CombinationResult]:
@@ -192,6 +257,30 @@ def test_html_is_self_contained_and_data_cannot_escape_its_script(tmp_path):
     assert cells.count("regressed") == 2 and cells.count("known-broken") == 1
     # a version that changed from the row above is marked
     assert re.search(r'<td class="ver chg"[^>]*>4\.53\.0</td>', page)
+
+
+def test_html_groups_case_columns_by_file_and_marks_a_sweeps_transitions(tmp_path):
+    other = "test_lora.py::test_other[default]"
+    ladder = [
+        combination(
+            f"tf{version}",
+            versions(version),
+            [case(CASE_A, outcome), case(CASE_B, "passed"), case(other, "passed")],
+        )
+        for version, outcome in [("4.50.0", "passed"), ("4.52.0", "failed"), ("4.53.0", "failed")]
+    ]
+    out, _, _ = render(tmp_path, results(*ladder), registry=Registry())
+    page = (out / "index.html").read_text()
+    # test_lora.py's two cases side by side under one header, then the other file.
+    files = re.findall(r'<th class="file" colspan="(\d+)" data-cases="([\d,]+)"', page)
+    assert files == [("2", "0,2"), ("1", "1")]
+    assert re.findall(r'<th class="case" data-case="(\d)"', page) == ["0", "2", "1"]
+    assert '<b class="prm">[reentrant]</b>' in page and '<b class="prm">[default]</b>' in page
+    assert re.search(r'<th class="case" data-case="1" data-quiet', page)  # passes everywhere
+    # Only transformers moves: the row where the outcome changes is marked, no version is.
+    marked = re.findall(r'<tr data-r="(\d)"[^>]*class="transition"', page)
+    assert marked == ["1"]
+    assert "ver chg" not in page
 
 
 # --------------------------------------------------------------------------- secrets

@@ -91,7 +91,10 @@ class CaseRunner:
         self.workers = workers
         self.log_path = log_path.resolve() if log_path is not None else None
         self.on_case = on_case or (lambda _record: None)
-        self.places = machine_places(env=env.root, cases=self.cases_root, harness=PLUGIN_DIR)
+        # seen_from: pytest runs in cases/ and writes paths relative to it when shorter.
+        self.places = machine_places(
+            env=env.root, cases=self.cases_root, harness=PLUGIN_DIR, seen_from=self.cases_root
+        )
 
     # ------------------------------------------------------------------ public
 

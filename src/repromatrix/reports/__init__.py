@@ -18,16 +18,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from repromatrix.errors import UserError
-from repromatrix.verdicts.knownissues import Registry, RegistryLocation
-from repromatrix.redact import portable_path
-from repromatrix.results import Results, ResultsDir, load_results, write_text_atomic
-from repromatrix.outcomes import UNEXPECTED, Verdict
-from repromatrix.verdicts import judge
 from repromatrix import gh
+from repromatrix.errors import UserError
+from repromatrix.outcomes import UNEXPECTED, Verdict
+from repromatrix.redact import portable_path
 from repromatrix.reports import environment, html, junit, markdown, results_json, step_summary
 from repromatrix.reports.view import REPORT_FILES, VERDICT_RANK, View
-
+from repromatrix.results import Results, ResultsDir, load_results, write_text_atomic
+from repromatrix.verdicts import judge
+from repromatrix.verdicts.knownissues import Registry, RegistryLocation
 
 Say = Callable[[str], None]
 MAX_LINES_SHOWN = 20
@@ -165,4 +164,3 @@ def _terminal_path(path: Path) -> str:
         return str(Path(path).resolve().relative_to(Path.cwd().resolve())) or "."
     except ValueError:
         return str(path)
-

@@ -36,6 +36,9 @@ HEADLINE_KEYS = (
     ("cuDNN", "cuDNN version"),
 )
 NOTHING_FOUND = ("Could not collect", "N/A", "None")
+# Lines about the machine's CUDA toolkit, not about torch: collect_env prints the
+# system's nvcc version as "CUDA runtime version" even beside a CPU-only torch.
+CUDA_ONLY_LABELS = ("CUDA (build)", "CUDA available", "CUDA runtime", "cuDNN")
 _LINE = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9 _()/.-]*?):\s?(?P<value>.*)$")
 
 
@@ -81,13 +84,31 @@ def parse(text: str) -> dict[str, str]:
 
 
 def headline(collected: dict[str, Any] | None) -> list[tuple[str, str]]:
-    """(label, value) pairs for a report's one-line environment summary."""
+    """(label, value) pairs for a report's one-line environment summary. A torch
+    built without CUDA is said to be a CPU build, and no CUDA line is shown for it."""
     fields = (collected or {}).get("fields") or {}
-    return [
-        (label, fields[key])
-        for label, key in HEADLINE_KEYS
-        if fields.get(key) and fields[key] not in NOTHING_FOUND
+    cpu_build = bool(fields.get("PyTorch version")) and is_cpu_build(fields)
+    pairs = []
+    for label, key in HEADLINE_KEYS:
+        value = fields.get(key)
+        if not value or value in NOTHING_FOUND:
+            continue
+        if cpu_build and label in CUDA_ONLY_LABELS:
+            continue
+        if cpu_build and label == "torch":
+            value += " (CPU build)"
+        pairs.append((label, value))
+    return pairs
+
+
+def is_cpu_build(fields: dict[str, str]) -> bool:
+    """torch.version.cuda and torch.version.hip are None: collect_env says so as
+    'Could not collect' / 'N/A' / 'None' for both build lines."""
+    built_with = [
+        fields.get("CUDA used to build PyTorch"),
+        fields.get("ROCM used to build PyTorch"),
     ]
+    return all(value in (None, "", *NOTHING_FOUND) for value in built_with)
 
 
 class HostProbe:

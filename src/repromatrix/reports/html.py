@@ -22,7 +22,6 @@ from packaging.version import InvalidVersion, Version
 
 from repromatrix.outcomes import Verdict
 from repromatrix.redact import redact_text
-from repromatrix.verdicts import case_repro, is_regression
 from repromatrix.reports import environment
 from repromatrix.reports.view import (
     EXIT_TEXT,
@@ -33,9 +32,10 @@ from repromatrix.reports.view import (
     cell_status,
     first_line,
     run_facts,
-    short_case,
     short_traceback,
+    split_case,
 )
+from repromatrix.verdicts import case_repro, is_regression
 
 # Text in a cell besides its colour (for colour-blind readers and for print).
 CELL_MARK = {
@@ -109,19 +109,18 @@ def _css() -> str:
         f".s-{name}{{background:{colour}}}" for name, (_, colour, _) in STATUS_STYLE.items()
     )
     verdict_rules = "".join(
-        f".v-{name}{{background:{colour};color:#fff}}" for name, (_, colour) in VERDICT_STYLE.items()
+        f".v-{name}{{background:{colour};color:#fff}}"
+        for name, (_, colour) in VERDICT_STYLE.items()
     )
     return asset("report.css") + status_rules + verdict_rules
 
 
 def _header(view: View) -> str:
     results = view.results
-    run = results.run
     summary = results.summary
     chips = "".join(
-        f'<span class="chip v-{_e(v)}">{n} {_e(v)}</span>' for v, n in _by_rank(
-            summary.verdicts if summary else {}
-        )
+        f'<span class="chip v-{_e(v)}">{n} {_e(v)}</span>'
+        for v, n in _by_rank(summary.verdicts if summary else {})
     )
     exit_code = summary.exit_code if summary else 0
     status = (
@@ -129,8 +128,9 @@ def _header(view: View) -> str:
         f"exit status {exit_code}: {_e(EXIT_TEXT[exit_code])}</strong>"
     )
     facts = [
-        " ".join(filter(None, [_e(f.words), f"<code>{_e(f.value)}</code>" if f.code
-                               else _e(f.value)]))
+        " ".join(
+            filter(None, [_e(f.words), f"<code>{_e(f.value)}</code>" if f.code else _e(f.value)])
+        )
         for f in run_facts(view)
     ]
     meta = " · ".join(facts)
@@ -154,9 +154,9 @@ def _regressions(view: View) -> str:
             bisect[key] = step.bisect
     items = []
     for (case_id, text), combinations in list(seen.items())[:200]:
-        where = ", ".join(combinations[:8]) + (f" (+{len(combinations) - 8})" if len(
-            combinations
-        ) > 8 else "")
+        where = ", ".join(combinations[:8]) + (
+            f" (+{len(combinations) - 8})" if len(combinations) > 8 else ""
+        )
         command = (
             f'<br><code class="cmd">{_e(bisect[(case_id, text)])}</code>'
             if (case_id, text) in bisect
@@ -169,7 +169,7 @@ def _regressions(view: View) -> str:
     more = f"<li>… {len(seen) - 200} more in results.json</li>" if len(seen) > 200 else ""
     return (
         f'<details class="regressions" open><summary><h2>Regressions ({len(seen)})</h2>'
-        f'</summary><ul>{"".join(items)}{more}</ul></details>\n'
+        f"</summary><ul>{''.join(items)}{more}</ul></details>\n"
     )
 
 
@@ -202,7 +202,8 @@ def _controls(view: View) -> str:
     return (
         '<section class="controls">'
         + "".join(selects)
-        + '<label><input type="checkbox" id="problems"> only rows with problems</label>'
+        + '<label title="rows and case columns that are not all passing"><input type="checkbox" '
+        'id="problems"> problems only</label>'
         + '<label>cases <input id="casefilter" placeholder="part of a case id"></label>'
         + '<span id="shown" class="muted"></span></section>\n'
     )
@@ -215,23 +216,61 @@ def _legend(view: View) -> str:
         for name, (_, _, meaning) in STATUS_STYLE.items()
         if name in seen
     ]
-    items.append('<span class="key"><i class="sw chg">1.2</i>version changed from the row above</span>')
+    sweep = view.sweep_package()
+    if sweep is not None:
+        items.append(
+            '<span class="key"><i class="sw edge">▲</i>transition: an outcome changes from the '
+            f"row above (this tier moves {_e(sweep)} only)</span>"
+        )
+    else:
+        items.append(
+            '<span class="key"><i class="sw chg">1.2</i>version changed from the row above</span>'
+        )
     return f'<div class="legend">{"".join(items)}</div>\n'
 
 
+def _columns(view: View) -> list[tuple[str, list[int]]]:
+    """The case columns grouped by file, files in first-seen order: (file, indexes
+    into view.case_ids)."""
+    groups: dict[str, list[int]] = {}
+    for index, case_id in enumerate(view.case_ids):
+        groups.setdefault(split_case(case_id)[0], []).append(index)
+    return list(groups.items())
+
+
+def _case_header(index: int, case_id: str, quiet: bool) -> str:
+    _file, name, param = split_case(case_id)
+    shown = f'<span class="nm">{_e(name)}</span>'
+    if param:
+        shown += f'<b class="prm">{_e(param)}</b>'
+    return (
+        f'<th class="case" data-case="{index}"{" data-quiet" if quiet else ""} '
+        f'title="{_e(case_id)}"><div class="v">{shown}</div></th>'
+    )
+
+
 def _grid(view: View) -> str:
-    head = ['<th class="cid">combination</th><th>verdict</th>']
+    columns = _columns(view)
+    order = [index for _file, indexes in columns for index in indexes]
+    problems = set(view.problem_cases())
+    sweep = view.sweep_package() is not None
+    transitions = view.transition_rows() if sweep else set()
+    fixed = 2 + len(view.packages) + view.show_python
+    top = ['<th class="cid" rowspan="2">combination</th><th rowspan="2">verdict</th>']
     for column, package in enumerate(view.packages):
-        head.append(
-            f'<th class="pkg" data-col="{column}" title="sort by {_e(package)}">{_e(package)}</th>'
+        top.append(
+            f'<th class="pkg" rowspan="2" data-col="{column}" title="sort by {_e(package)}">'
+            f"{_e(package)}</th>"
         )
     if view.show_python:
-        head.append('<th class="pkg py">python</th>')
-    for index, case_id in enumerate(view.case_ids):
-        head.append(
-            f'<th class="case" data-case="{index}" title="{_e(case_id)}">'
-            f"<span>{_e(short_case(case_id))}</span></th>"
+        top.append('<th class="pkg py" rowspan="2">python</th>')
+    for file, indexes in columns:
+        top.append(
+            f'<th class="file" colspan="{len(indexes)}" '
+            f'data-cases="{",".join(map(str, indexes))}" title="{_e(file)}">'
+            f"<span>{_e(file or 'cases')}</span></th>"
         )
+    names = [_case_header(i, view.case_ids[i], view.case_ids[i] not in problems) for i in order]
     rows = []
     previous = None
     for row, combination in enumerate(view.combinations):
@@ -242,13 +281,16 @@ def _grid(view: View) -> str:
         ]
         for package in view.packages:
             text, resolved = view.version(combination, package)
-            changed = previous is not None and view.version(previous, package)[0] != text
+            changed = (
+                not sweep and previous is not None and view.version(previous, package)[0] != text
+            )
             classes = "ver" + (" chg" if changed else "") + ("" if resolved else " req")
             cells.append(f'<td class="{classes}" title="{_e(package)} {_e(text)}">{_e(text)}</td>')
         if view.show_python:
             cells.append(f'<td class="ver">{_e(combination.environment.python or "-")}</td>')
         by_id = {c.id: c for c in combination.cases}
-        for index, case_id in enumerate(view.case_ids):
+        for index in order:
+            case_id = view.case_ids[index]
             case = by_id.get(case_id)
             status = cell_status(case)
             hover = f"{case_id}\n{status}"
@@ -261,17 +303,17 @@ def _grid(view: View) -> str:
         problem = any(c.status not in ("passed", "skipped") for c in combination.cases) or (
             verdict not in (Verdict.PASS, Verdict.SKIPPED)
         )
+        marks = (" data-problem" if problem else "") + (
+            ' class="transition"' if row in transitions else ""
+        )
         rows.append(
-            f'<tr data-r="{row}" data-verdict="{_e(verdict)}"'
-            f'{" data-problem" if problem else ""}>{"".join(cells)}</tr>\n'
+            f'<tr data-r="{row}" data-verdict="{_e(verdict)}"{marks}>{"".join(cells)}</tr>\n'
         )
         previous = combination
     return (
-        '<div class="gridwrap"><table id="grid"><thead><tr>'
-        + "".join(head)
-        + "</tr></thead><tbody>\n"
-        + "".join(rows)
-        + "</tbody></table></div>\n"
+        f'<div class="gridwrap"><table id="grid" data-fixed="{fixed}"><thead>'
+        f'<tr class="files">{"".join(top)}</tr><tr class="names">{"".join(names)}</tr>'
+        "</thead><tbody>\n" + "".join(rows) + "</tbody></table></div>\n"
     )
 
 
@@ -341,4 +383,5 @@ def _data(view: View) -> dict[str, Any]:
         "packages": view.packages,
         "combinations": combinations,
         "cells": cells,
+        "sweep": view.sweep_package(),
     }

@@ -16,9 +16,9 @@ from collections.abc import Callable
 
 from repromatrix.outcomes import FAILURES, CaseStatus
 from repromatrix.redact import redactor
+from repromatrix.reports.view import View, first_line
 from repromatrix.results import CaseResult, CombinationResult
 from repromatrix.verdicts import case_repro, is_regression
-from repromatrix.reports.view import View, first_line
 
 # Characters XML 1.0 cannot carry at all (pytest's bin_xml_escape drops them too).
 _ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

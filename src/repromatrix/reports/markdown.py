@@ -1,9 +1,13 @@
 """summary.md: ready to paste into a GitHub issue (also the CI step summary).
 
-Sections, in reading order: headline and exit status, regressions (with the bisect
-command for each transition), the verdict table (combinations x cases, version
-columns), the environment block, one collapsed <details> per failure (error, short
-traceback, one-line repro), then the known-broken / fixed / flaky lists.
+Sections, in reading order: the verdicts and the run's facts, regressions (with the
+bisect command for each transition), the cases that do not pass everywhere (the main
+table: one row per such case, the combinations as columns when there are few; with
+many, one row per combination that has a problem, listing its cases by name), one
+collapsed <details> per failure (error, short traceback, one-line repro), the
+known-broken issues (each with its error line and a repro, collapsed), fixed and
+flaky, the environment block, then, collapsed, the full grid (combinations x cases)
+and every resolved version.
 
 GitHub refuses a body over 65,536 characters, so every section gets a share of that
 budget. What does not fit is left out by a fixed rule (most important first, matrix
@@ -18,35 +22,47 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 
-from repromatrix.redact import redact_text
-from repromatrix.results import CaseResult, CombinationResult
+from packaging.version import InvalidVersion, Version
+
 from repromatrix.outcomes import COLLECTION_ID, Verdict
-from repromatrix.verdicts import case_repro, is_regression
+from repromatrix.redact import redact_text
 from repromatrix.reports import environment
 from repromatrix.reports.view import (
     EXIT_TEXT,
+    QUIET_STATUSES,
+    STATUS_RANK,
     STATUS_STYLE,
     VERDICT_RANK,
     VERDICT_STYLE,
     View,
     cell_status,
     first_line,
-    run_facts,
     is_problem,
+    run_facts,
     short_traceback,
 )
+from repromatrix.results import CaseResult, CombinationResult
+from repromatrix.verdicts import case_repro, is_regression
 
 MAX_CHARS = 65_536
+GITHUB_ITEM = re.compile(
+    r"https://github\.com/[^/]+/(?P<repo>[^/]+)/(?:issues|pull)/(?P<number>\d+)/?"
+)
 COLLECT_ENV_CHARS = 6_000
 MESSAGE_CHARS = 1_200
+# Up to this many combinations, they are the main table's columns; beyond it, rows.
+COLUMNS_AT_MOST = 8
+# Cases named on one combination's row of the main table, at most.
+CASES_PER_ROW = 6
 # Shares of what is left after the fixed parts (headline, environment, footer),
 # in the order the sections are filled; what one section leaves unused flows on.
 SHARES = (
-    ("regressions", 0.12),
-    ("table", 0.40),
-    ("details", 0.35),
-    ("lists", 0.08),
-    ("resolved", 0.05),
+    ("regressions", 0.10),
+    ("problems", 0.25),
+    ("details", 0.25),
+    ("lists", 0.12),
+    ("grid", 0.20),
+    ("resolved", 0.08),
 )
 
 
@@ -56,9 +72,10 @@ def render(view: View) -> str:
     footer = _footer(view)
     builders: dict[str, Callable[[int], str]] = {
         "regressions": lambda budget: _regressions(view, budget),
-        "table": lambda budget: _table(view, budget),
+        "problems": lambda budget: _problems(view, budget),
         "details": lambda budget: _details(view, budget),
         "lists": lambda budget: _lists(view, budget),
+        "grid": lambda budget: _grid(view, budget),
         "resolved": lambda budget: _resolved_versions(view, budget),
     }
     remaining = MAX_CHARS - len(fixed_head) - len(fixed_env) - len(footer) - 64
@@ -73,11 +90,12 @@ def render(view: View) -> str:
         [
             fixed_head,
             built["regressions"],
-            built["table"],
-            fixed_env,
-            built["resolved"],
+            built["problems"],
             built["details"],
             built["lists"],
+            fixed_env,
+            built["grid"],
+            built["resolved"],
             footer,
         ]
     )
@@ -186,8 +204,188 @@ def _regressions(view: View, budget: int) -> str:
     return _fit("### Regressions\n\n", items, budget, _more("regressions", view)) + "\n"
 
 
-def _table(view: View, budget: int) -> str:
+def _problems(view: View, budget: int) -> str:
+    """The main table: what is not passing everywhere, readable at a glance."""
+    cases = view.problem_cases()
+    title = "### Cases not passing everywhere\n\n"
+    if not view.combinations:
+        return ""
+    if not cases:
+        return title + f"Every case passes in all {len(view.combinations)} combinations.\n\n"
+    passing = len(view.case_ids) - len(cases)
+    intro = (
+        f"{len(cases)} of {len(view.case_ids)} cases do not pass everywhere"
+        + (f"; the other {passing} pass in every combination they ran in" if passing else "")
+        + ".\n\n"
+    )
+    if len(view.combinations) <= COLUMNS_AT_MOST:
+        body = _cases_by_combination(view, cases, budget - len(title) - len(intro))
+    else:
+        body = _cases_across(view, cases) + _combination_rows(
+            view, cases, budget - len(title) - len(intro) - len(_cases_across(view, cases))
+        )
+    if not body:
+        return ""
+    return title + intro + body
+
+
+def _cases_by_combination(view: View, cases: list[str], budget: int) -> str:
+    """Few combinations: one column each, their verdict and the versions that differ
+    on top, then one row per case."""
+    varying = view.varying_packages()
+    header = "| case | " + " | ".join(code(c.id) for c in view.combinations) + " |\n"
+    rule = "|---|" + ":-:|" * len(view.combinations) + "\n"
+    verdicts = [
+        f"{VERDICT_STYLE.get(c.verdict or '', ('?', ''))[0]} {c.verdict or '?'}"
+        for c in view.combinations
+    ]
+    rows = ["| *verdict* | " + " | ".join(verdicts) + " |\n"]
+    for package in varying:
+        cells = []
+        for combination in view.combinations:
+            text, resolved = view.version(combination, package)
+            cells.append(text if resolved else f"*{text}*")
+        rows.append(f"| *{package}* | " + " | ".join(cells) + " |\n")
+    case_rows = [
+        f"| {code(case_id)} | "
+        + " | ".join(STATUS_STYLE[s][0] for s in view.cells(case_id))
+        + " |\n"
+        for case_id in cases
+    ]
+    legend = _status_legend({s for case_id in cases for s in view.cells(case_id)})
+    fixed = header + rule + "".join(rows)
+    table = _fit(fixed, case_rows, budget - len(legend) - 2, _more("cases", view))
+    return table + "\n" + legend if table else ""
+
+
+def _cases_across(view: View, cases: list[str]) -> str:
+    """Many combinations: per case, how many combinations show each status."""
+    lines = ["| case | in how many of the " + f"{len(view.combinations)} combinations |\n"]
+    lines.append("|---|---|\n")
+    for case_id in cases:
+        counts: dict[str, int] = defaultdict(int)
+        for status in view.cells(case_id):
+            if status != "missing":  # a combination that ran nothing says nothing
+                counts[status] += 1
+        ordered = sorted(counts.items(), key=lambda kv: STATUS_RANK.get(kv[0], 99))
+        lines.append(
+            f"| {code(case_id)} | "
+            + " · ".join(f"{STATUS_STYLE[s][0]} {n} {s}" for s, n in ordered)
+            + " |\n"
+        )
+    return "".join(lines) + "\n"
+
+
+def _combination_rows(view: View, cases: list[str], budget: int) -> str:
+    """Many combinations: one row per run of neighbouring combinations (matrix order)
+    with the same verdict and the same cases not passing, its versions that differ
+    between combinations (as a range over the run), and those cases by name."""
+    varying = view.varying_packages()
+    labels = _case_labels(cases)
+    caption = "By combination (neighbours with the same cases not passing share a row):\n\n"
+    header = caption + "| combinations | verdict | " + "".join(f"{p} | " for p in varying)
+    header += "not passing |\n"
+    rule = "|---|---|" + "---|" * len(varying) + "---|\n"
+    groups: list[tuple[tuple, list[int]]] = []
+    quiet = 0
+    for index, combination in enumerate(view.combinations):
+        statuses = view.statuses[index]
+        shown = tuple(
+            (case_id, statuses[case_id])
+            for case_id in cases
+            if statuses.get(case_id, "missing") not in QUIET_STATUSES | {"skipped"}
+        )
+        skipped = sum(1 for s in statuses.values() if s == "skipped")
+        if not shown and not skipped and combination.verdict in (Verdict.PASS, None):
+            quiet += 1
+            continue
+        alone = combination.verdict == Verdict.INSTALL_ERROR or not combination.cases
+        key = (combination.verdict, shown, skipped, index if alone else None)
+        if groups and groups[-1][0] == key and groups[-1][1][-1] == index - 1:
+            groups[-1][1].append(index)
+        else:
+            groups.append((key, [index]))
+    if not groups:
+        return ""
+    rows = [
+        (members[0], _group_row(view, varying, labels, key, members)) for key, members in groups
+    ]
+    note = f"\n{quiet} more combinations pass every case.\n\n" if quiet else "\n"
+    # Rows are chosen by importance (verdict, then matrix order), shown in matrix order.
+    order = sorted(
+        rows, key=lambda r: (VERDICT_RANK.get(view.combinations[r[0]].verdict or "", 99), r[0])
+    )
+    more = _more("combinations", view)
+    used = len(header) + len(rule) + len(note) + len(more(len(rows)))
+    chosen: set[int] = set()
+    for index, row in order:
+        if used + len(row) > budget:
+            break
+        chosen.add(index)
+        used += len(row)
+    if not chosen:
+        return ""
+    kept = [row for index, row in rows if index in chosen]
+    left = sum(len(members) for key, members in groups if members[0] not in chosen)
+    tail = more(left) if left else ""
+    return header + rule + "".join(kept) + tail + note
+
+
+def _group_row(
+    view: View, varying: list[str], labels: dict[str, str], key: tuple, members: list[int]
+) -> str:
+    verdict, shown, skipped, _alone = key
+    first, last = view.combinations[members[0]], view.combinations[members[-1]]
+    label = code(first.id)
+    if len(members) > 1:
+        label += f" … {code(last.id)} ({len(members)})"
+    names = [f"{STATUS_STYLE[s][0]} {code(labels[c])}" for c, s in shown[:CASES_PER_ROW]]
+    if len(shown) > CASES_PER_ROW:
+        names.append(f"+{len(shown) - CASES_PER_ROW} more")
+    if verdict == Verdict.INSTALL_ERROR:
+        names.append(code(first_line(first.message, 100)))
+    elif not first.cases and first.message:
+        names.append(first_line(first.message, 100))
+    if skipped:
+        names.append(f"{STATUS_STYLE['skipped'][0]} {skipped} skipped")
+    symbol = VERDICT_STYLE.get(verdict or "", ("?", ""))[0]
+    versions = []
+    for package in varying:
+        seen = [view.version(view.combinations[i], package) for i in members]
+        values = sorted({text for text, _ in seen}, key=_version_key)
+        text = f"{values[0]} – {values[-1]}" if len(values) > 2 else ", ".join(values)
+        versions.append(text if all(resolved for _, resolved in seen) else f"*{text}*")
+    cells = [label, f"{symbol} {verdict or '?'}", *versions, ", ".join(names) or "-"]
+    return "| " + " | ".join(cells) + " |\n"
+
+
+def _version_key(text: str) -> tuple:
+    try:
+        return (0, Version(text), "")
+    except InvalidVersion:
+        return (1, Version("0"), text)
+
+
+def _case_labels(cases: list[str]) -> dict[str, str]:
+    """The shortest readable name of each case: the test name and parameter, or the
+    whole id where two files hold the same test name."""
+    names = {case_id: case_id.split("::")[-1] for case_id in cases}
+    counts: dict[str, int] = defaultdict(int)
+    for name in names.values():
+        counts[name] += 1
+    return {c: (name if counts[name] == 1 else c) for c, name in names.items()}
+
+
+def _grid(view: View, budget: int) -> str:
+    """The full grid, collapsed: every combination x every case, cases numbered."""
     cases = view.case_ids
+    if not view.combinations:
+        return ""
+    head = (
+        "<details><summary>Full grid: "
+        f"{len(view.combinations)} combinations × {len(cases)} cases</summary>\n\n"
+    )
+    end = "\n</details>\n\n"
     header_cells = ["combination", "verdict", *view.packages]
     if view.show_python:
         header_cells.append("python")
@@ -195,9 +393,16 @@ def _table(view: View, budget: int) -> str:
     header = "| " + " | ".join(header_cells) + " |\n"
     rule = "|" + "|".join(["---"] * (2 + len(view.packages) + view.show_python)) + "|"
     rule += ":-:|" * len(cases) + "\n"
-    legend = _case_legend(view) + _status_legend(view)
-    title = "### Verdicts\n\n"
-    fixed = len(title) + len(header) + len(rule) + len(legend) + 200
+    seen = {s for row in view.statuses for s in row.values()}
+    if any(len(c.cases) < len(cases) for c in view.combinations):
+        seen.add("missing")
+    legend = (
+        "\nCases:\n\n"
+        + "".join(f"{i}. {code(c)}\n" for i, c in enumerate(cases, 1))
+        + "\n"
+        + _status_legend(seen, versions=True, sweep=view.sweep_package())
+    )
+    fixed = len(head) + len(header) + len(rule) + len(legend) + len(end) + 200
 
     rows = [_row(view, c) for c in view.combinations]
     # Choose rows by importance (verdict, then matrix order); show them in matrix order
@@ -214,13 +419,17 @@ def _table(view: View, budget: int) -> str:
             break
         chosen.add(index)
         used += cost
-    if fixed > budget and not chosen:
+    if not chosen:
         return ""
-    lines = [title, header, rule]
+    lines = [head, header, rule]
     previous: CombinationResult | None = None
+    # A sweep-like tier changes a version on every row: mark where outcomes change.
+    sweep = view.sweep_package()
+    transitions = view.transition_rows() if sweep else set()
     for index, combination in enumerate(view.combinations):
         if index in chosen:
-            lines.append(_row(view, combination, previous)[1])
+            row = _row(view, combination, None if sweep else previous)[1]
+            lines.append(row.replace("| ", "| ▲ ", 1) if index in transitions else row)
             previous = combination
     left_out = len(rows) - len(chosen)
     if left_out:
@@ -233,7 +442,8 @@ def _table(view: View, budget: int) -> str:
             f"\n*… {left_out} more combinations ({what}) not shown here: "
             f"see index.html in {view.location}*\n"
         )
-    lines.append("\n" + legend)
+    lines.append(legend)
+    lines.append(end)
     return "".join(lines)
 
 
@@ -255,22 +465,18 @@ def _row(
     return combination.id, "| " + " | ".join(cells) + " |\n"
 
 
-def _case_legend(view: View) -> str:
-    if not view.case_ids:
-        return ""
-    parts = [f"**{i}** {code(c)}" for i, c in enumerate(view.case_ids, 1)]
-    return "Cases: " + " · ".join(parts) + "\n\n"
-
-
-def _status_legend(view: View) -> str:
-    seen = {
-        cell_status(case) for combination in view.combinations for case in combination.cases
-    }
-    if any(len(c.cases) < len(view.case_ids) for c in view.combinations):
-        seen.add("missing")
+def _status_legend(seen: set[str], *, versions: bool = False, sweep: str | None = None) -> str:
     parts = [f"{symbol} {name}" for name, (symbol, _, _) in STATUS_STYLE.items() if name in seen]
-    versions = "versions in **bold** changed from the row above; *italic* = requested, not resolved"
-    return "Legend: " + " · ".join(parts) + (f" · {versions}" if parts else versions) + "\n\n"
+    if versions and sweep:
+        parts.append(
+            f"▲ an outcome changes from the row above (this tier moves {sweep} only); "
+            "*italic* = requested, not resolved"
+        )
+    elif versions:
+        parts.append(
+            "versions in **bold** changed from the row above; *italic* = requested, not resolved"
+        )
+    return "Legend: " + " · ".join(parts) + "\n\n"
 
 
 def _environment(view: View) -> str:
@@ -323,14 +529,10 @@ def _resolved_versions(view: View, budget: int) -> str:
         intro = f"Same in every combination: {listed}\n\n"
     rows: list[str] = []
     if varying:
-        rows.append("| combination | " + " | ".join(varying) + " |\n")
-        rows.append("|" + "---|" * (len(varying) + 1) + "\n")
-        rows += [
-            f"| {code(c.id)} | "
-            + " | ".join(c.resolved.get(n, "-") for n in varying)
-            + " |\n"
-            for c in built
-        ]
+        # One row per distribution (a column per distribution made rows of ~800
+        # characters): each version with where it is, the commonest as a count.
+        rows.append("| distribution | versions |\n|---|---|\n")
+        rows += [f"| {name} | {_where_versions(built, name)} |\n" for name in varying]
     end = "\n</details>\n\n"
     text = head + intro
     if len(text) + len(end) > budget:
@@ -344,6 +546,20 @@ def _resolved_versions(view: View, budget: int) -> str:
     if kept < len(rows):
         text += f"\n*… {len(rows) - kept} more rows: see results.json in {view.location}*\n"
     return text + end
+
+
+def _where_versions(built: list[CombinationResult], name: str) -> str:
+    by_value: dict[str, list[str]] = defaultdict(list)
+    for combination in built:
+        by_value[combination.resolved.get(name, "not installed")].append(combination.id)
+    ordered = sorted(by_value.items(), key=lambda kv: -len(kv[1]))
+    parts = []
+    for index, (value, ids) in enumerate(ordered):
+        if len(ids) <= 2 and index > 0:
+            parts.append(f"{value} in {', '.join(code(i) for i in ids)}")
+        else:
+            parts.append(f"{value} in {len(ids)} combinations")
+    return " · ".join(parts)
 
 
 def _failures(view: View) -> tuple[int, Iterator[str]]:
@@ -441,6 +657,7 @@ def _lists(view: View, budget: int) -> str:
     """Known-broken (one line per registered issue), fixed, flaky."""
     known: dict[tuple[str, str], list[str]] = defaultdict(list)
     notes: dict[tuple[str, str], str] = {}
+    example: dict[tuple[str, str], tuple[CombinationResult, CaseResult]] = {}
     flaky: list[str] = []
     for combination in view.combinations:
         for case in combination.cases:
@@ -448,25 +665,59 @@ def _lists(view: View, budget: int) -> str:
                 key = (case.id, case.known_issue.get("link", ""))
                 known[key].append(combination.id)
                 notes[key] = case.known_issue.get("note", "")
+                example.setdefault(key, (combination, case))
             elif case.status == "flaky":
                 flaky.append(
                     f"- {code(combination.id)} · {code(case.id)}: "
                     f"{' -> '.join(case.attempts) or 'flaky'}\n"
                 )
     items: list[str] = []
-    for (case_id, link), combinations in known.items():
-        shown = ", ".join(code(c) for c in combinations[:8])
-        extra = f" (+{len(combinations) - 8})" if len(combinations) > 8 else ""
-        note = f" {notes[(case_id, link)]}" if notes[(case_id, link)] else ""
-        items.append(f"- 🐛 {code(case_id)}: {link}{note} — in {shown}{extra}\n")
+    for key, combinations in known.items():
+        items.append(_known_broken(key, notes[key], combinations, *example[key]))
     for change in view.results.fixed:
         items.append(f"- ✨ {code(change.combination)} · {code(change.case)}: {change.text}\n")
     items += [f"- 🔁{item[1:]}" for item in flaky]
     if not items:
         return ""
-    return _fit(
-        "### Known-broken, fixed and flaky\n\n", items, budget, _more("entries", view)
-    ) + "\n"
+    return (
+        _fit("### Known-broken, fixed and flaky\n\n", items, budget, _more("entries", view)) + "\n"
+    )
+
+
+def _known_broken(
+    key: tuple[str, str],
+    note: str,
+    combinations: list[str],
+    combination: CombinationResult,
+    case: CaseResult,
+) -> str:
+    """One registered issue: what it is and where (visible), then its error line and
+    a repro (collapsed)."""
+    case_id, link = key
+    where = f"{len(combinations)} combination" + ("s" if len(combinations) > 1 else "")
+    summary = (
+        f"🐛 <code>{html.escape(case_id)}</code>: "
+        f'<a href="{html.escape(link)}">{html.escape(_link_text(link))}</a>'
+        + (f" {html.escape(note)}" if note else "")
+        + f" — in {where}"
+    )
+    error = first_line(case.message, 300)
+    named = case.error_type and not error.startswith(case.error_type)
+    error = f"{case.error_type}: {error}" if named else error
+    shown = ", ".join(code(c) for c in combinations[:8])
+    extra = f" (+{len(combinations) - 8})" if len(combinations) > 8 else ""
+    body = (
+        (f"Error in {code(combination.id)}: {code(error)}\n\n" if error else "")
+        + f"Repro: {code(case_repro(combination, case_id))}\n\n"
+        + f"In {shown}{extra}\n"
+    )
+    return f"<details><summary>{summary}</summary>\n\n{body}\n</details>\n\n"
+
+
+def _link_text(link: str) -> str:
+    """'https://github.com/huggingface/peft/pull/617' -> 'peft#617'; other links as they are."""
+    found = GITHUB_ITEM.fullmatch(link.strip())
+    return f"{found['repo']}#{found['number']}" if found else link
 
 
 def _footer(view: View) -> str:

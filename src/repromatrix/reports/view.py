@@ -6,12 +6,13 @@ none of them looks at anything but the stored results.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from repromatrix.results import CaseResult, CombinationResult, Results
 from repromatrix.outcomes import FAILURES, Verdict
+from repromatrix.results import CaseResult, CombinationResult, Results
 from repromatrix.verdicts import is_regression
 
 # status -> (symbol, colour, what it means). Symbols are single code points, so a
@@ -39,9 +40,25 @@ VERDICT_STYLE: dict[str, tuple[str, str]] = {
     Verdict.INSTALL_ERROR: ("📦", "#8250df"),
 }
 # Order of attention: what a reader should see first.
-VERDICT_RANK = {v: i for i, v in enumerate(
-    [Verdict.REGRESSED, Verdict.FAILING, Verdict.INSTALL_ERROR, Verdict.FIXED, Verdict.KNOWN_BROKEN, Verdict.SKIPPED, Verdict.PASS]
-)}
+VERDICT_RANK = {
+    v: i
+    for i, v in enumerate(
+        [
+            Verdict.REGRESSED,
+            Verdict.FAILING,
+            Verdict.INSTALL_ERROR,
+            Verdict.FIXED,
+            Verdict.KNOWN_BROKEN,
+            Verdict.SKIPPED,
+            Verdict.PASS,
+        ]
+    )
+}
+# The same for a cell: STATUS_STYLE's order is already the order of attention.
+STATUS_RANK = {status: i for i, status in enumerate(STATUS_STYLE)}
+STATUS_RANK["passed"] = len(STATUS_RANK)
+# Cells that say nothing is wrong with the case here.
+QUIET_STATUSES = frozenset({"passed", "missing"})
 REPORT_FILES = ("results.json", "summary.md", "index.html", "junit.xml")
 
 
@@ -89,6 +106,55 @@ class View:
     def combinations(self) -> list[CombinationResult]:
         return self.results.combinations
 
+    @functools.cached_property
+    def statuses(self) -> list[dict[str, str]]:
+        """Per combination (matrix order), each case's cell status; absent = missing."""
+        return [{case.id: cell_status(case) for case in c.cases} for c in self.combinations]
+
+    def cells(self, case_id: str) -> list[str]:
+        """The case's cell status in every combination, in matrix order."""
+        return [row.get(case_id, "missing") for row in self.statuses]
+
+    def problem_cases(self) -> list[str]:
+        """Cases that do not pass everywhere they ran, most alarming first (then in
+        first-seen order): the rows of a report's main table."""
+        statuses: dict[str, set[str]] = {case_id: set() for case_id in self.case_ids}
+        for row in self.statuses:
+            for case_id, status in row.items():
+                statuses[case_id].add(status)
+        worst = {
+            case_id: min((STATUS_RANK[s] for s in seen - QUIET_STATUSES), default=None)
+            for case_id, seen in statuses.items()
+        }
+        order = {case_id: i for i, case_id in enumerate(self.case_ids)}
+        found = [case_id for case_id, rank in worst.items() if rank is not None]
+        return sorted(found, key=lambda case_id: (worst[case_id], order[case_id]))
+
+    def varying_packages(self) -> list[str]:
+        """Version columns whose value is not the same in every combination."""
+        return [
+            package
+            for package in self.packages
+            if len({self.version(c, package)[0] for c in self.combinations}) > 1
+        ]
+
+    def sweep_package(self) -> str | None:
+        """The one package a sweep-like tier moves (every other version is the same
+        in all its combinations), else None. In such a tier every row changes a
+        version, so reports mark the rows where an outcome changes instead."""
+        varying = self.varying_packages()
+        return varying[0] if len(varying) == 1 and len(self.combinations) > 2 else None
+
+    def transition_rows(self) -> set[int]:
+        """Rows (matrix order) where some case's outcome differs from the row above."""
+        rows: set[int] = set()
+        previous: dict[str, str] | None = None
+        for index, now in enumerate(self.statuses):
+            if previous and now and now != previous:
+                rows.add(index)
+            previous = now or previous
+        return rows
+
     def version(self, combination: CombinationResult, package: str) -> tuple[str, bool]:
         """(text, resolved?) for a version cell: the resolved version, or the request
         when nothing was resolved (an install error, a skipped cell)."""
@@ -96,15 +162,20 @@ class View:
         if resolved is not None:
             return resolved, True
         requested = combination.requested.get(package)
-        if requested in (None, "", "None"):
+        if requested in (None, "", "None", "null"):
             return "-", False
         return requested, False
 
 
-def short_case(case_id: str, limit: int = 48) -> str:
-    """The part of a case id a column header can show: the test name."""
-    name = case_id.split("::")[-1] if "::" in case_id else case_id
-    return name if len(name) <= limit else name[: limit - 1] + "…"
+def split_case(case_id: str) -> tuple[str, str, str]:
+    """(file, test name, parameter) of a pytest node id:
+    'test_lora.py::test_grads[reentrant]' -> ('test_lora.py', 'test_grads', '[reentrant]')."""
+    file, _, rest = case_id.rpartition("::") if "::" in case_id else ("", "", case_id)
+    if file and "::" in file:  # a test inside a class: the class goes with the name
+        file, _, klass = file.partition("::")
+        rest = f"{klass}::{rest}"
+    name, bracket, param = rest.partition("[")
+    return file, name, f"{bracket}{param}"
 
 
 def report_location(results_dir: Path | None) -> str:

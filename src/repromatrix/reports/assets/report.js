@@ -32,18 +32,29 @@
   }
 
   // Versions that differ from the previous visible row stand out: where a colour
-  // changes between two rows, the highlighted version is what moved.
+  // changes between two rows, the highlighted version is what moved. In a sweep-like
+  // tier (one package moves, every row changes it) the rows where an outcome changes
+  // are marked instead: those are the transitions.
+  function outcomes(tr) {
+    return Array.prototype.map.call(tr.querySelectorAll("td.c"), function (td) {
+      return (/s-[a-z-]+/.exec(td.className) || [""])[0];
+    }).join(" ");
+  }
   function markChanges() {
-    var previous = null, shown = 0;
+    var previous = null, before = null, shown = 0;
     rows.forEach(function (tr) {
       if (tr.classList.contains("hidden")) return;
       shown++;
       var cells = versionCells(tr);
       cells.forEach(function (td, i) {
-        var changed = previous !== null && previous[i] !== td.textContent;
+        var changed = !data.sweep && previous !== null && previous[i] !== td.textContent;
         td.classList.toggle("chg", changed);
       });
       previous = cells.map(function (td) { return td.textContent; });
+      var now = tr.querySelector("td.c:not(.s-missing)") ? outcomes(tr) : null;
+      tr.classList.toggle("transition", !!data.sweep && before !== null && now !== null &&
+        now !== before);
+      if (now !== null) before = now;
     });
     document.getElementById("shown").textContent =
       shown + " of " + rows.length + " combinations shown";
@@ -63,10 +74,20 @@
       tr.classList.toggle("hidden", !!hide);
     });
     var text = document.getElementById("casefilter").value.toLowerCase();
+    var hidden = {};
     data.cases.forEach(function (id, i) {
-      var hide = text && id.toLowerCase().indexOf(text) < 0;
+      var head = table.querySelector("th.case[data-case='" + i + "']");
+      var hide = (text && id.toLowerCase().indexOf(text) < 0) ||
+        (problems && head && head.hasAttribute("data-quiet"));
+      hidden[i] = !!hide;
       table.querySelectorAll("[data-case='" + i + "'],td[data-c='" + i + "']").forEach(
         function (el) { el.classList.toggle("colhidden", !!hide); });
+    });
+    // A file's header spans its visible cases, and goes when none is left.
+    table.querySelectorAll("th.file").forEach(function (th) {
+      var visible = th.dataset.cases.split(",").filter(function (i) { return !hidden[i]; });
+      th.colSpan = Math.max(visible.length, 1);
+      th.classList.toggle("colhidden", visible.length === 0);
     });
     markChanges();
   }
@@ -169,7 +190,8 @@
     el.addEventListener("change", applyFilters);
   });
   // Links into the report: index.html#ROW:COL opens a cell's details;
-  // #verdict=V&PACKAGE=VERSION&problems=1&case=TEXT&sort=PACKAGE sets the controls.
+  // #verdict=V&PACKAGE=VERSION&problems=1&case=TEXT&sort=PACKAGE sets the controls
+  // (problems=1: only the rows and case columns that are not all passing).
   function fromHash() {
     var hash = decodeURIComponent(location.hash.slice(1));
     var cell = /^(\d+):(\d+)$/.exec(hash);
