@@ -22,7 +22,7 @@ from repromatrix.environment import EnvRequest, EnvStore, IndexSettings, Install
 from repromatrix.errors import UserError
 from repromatrix.execution import host, scheduler
 from repromatrix.execution.runner import CaseRecord, CaseRunner
-from repromatrix.matrix import Combination, Matrix, load_matrix
+from repromatrix.matrix import CaseIndex, Combination, Matrix, load_matrix
 from repromatrix.outcomes import combination_status
 from repromatrix.redact import portable_argv, redact_env, redact_text
 from repromatrix.reports import Reporting
@@ -79,6 +79,19 @@ def select(matrix: Matrix, options: RunOptions) -> list[Combination]:
                 raise UserError(f"combination {wrong[0]!r} is not in tier {options.tier!r}")
         return chosen
     return list(matrix.tier(options.tier or DEFAULT_TIER))
+
+
+def check_selection(matrix: Matrix, options: RunOptions) -> None:
+    """A case id on the command line that names no case is one line (exit 2) before
+    anything runs, not a failing case that replaces the stored result."""
+    cases_root = options.cases or matrix.path.parent / "cases"
+    if not options.selection or not cases_root.is_dir():
+        return
+    index = CaseIndex(cases_root)
+    for case_id in options.selection:
+        problem = index.problem(case_id)
+        if problem:
+            raise UserError(f"selection: {case_id!r}: {problem}")
 
 
 def repro_command(combo: Combination, case_id: str | None = None) -> str:
@@ -238,6 +251,7 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
     rich display on stdout, or as plain lines to ``say`` when one is given."""
     matrix = load_matrix(options.matrix, cases=options.cases)
     combos = select(matrix, options)
+    check_selection(matrix, options)
     # Registry and baseline are read now: bad input fails before the run, and a
     # baseline inside the results folder is read before a fresh run moves it aside.
     reporting = reporting_for(options)

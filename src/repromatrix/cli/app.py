@@ -16,7 +16,7 @@ from repromatrix import __version__
 from repromatrix.cli import bisect as bisect_commands
 from repromatrix.cli import nightly as nightly_commands
 from repromatrix.errors import UserError
-from repromatrix.matrix import load_matrix
+from repromatrix.matrix import CaseIndex, Combination, Matrix, load_matrix
 from repromatrix.pipeline import DEFAULT_TIER, RunOptions, run
 from repromatrix.reports import rerender
 from repromatrix.verdicts.knownissues import RegistryLocation
@@ -55,9 +55,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"repromatrix {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    listing = commands.add_parser("list", help="list combinations")
+    listing = commands.add_parser("list", help="list combinations, or (--cases) case ids")
     _matrix_option(listing)
     listing.add_argument("--tier", help="only this tier")
+    listing.add_argument(
+        "--cases",
+        action="store_true",
+        help="list case ids: each combination's selection (with --tier / --combination), "
+        "or every case in cases/",
+    )
+    listing.add_argument(
+        "--combination", action="append", default=[], metavar="ID", help="only this combination"
+    )
     listing.add_argument("--json", action="store_true", help="one JSON object per combination")
 
     runner = commands.add_parser("run", help="run combinations and write results")
@@ -176,7 +185,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     matrix = load_matrix(args.matrix)
-    combos = matrix.tier(args.tier) if args.tier else matrix.combinations()
+    if args.combination:
+        combos = [matrix.find(c) for c in args.combination]
+    else:
+        combos = matrix.tier(args.tier) if args.tier else matrix.combinations()
+    if args.cases:
+        return _list_cases(args, matrix, combos)
     for combo in combos:
         if args.json:
             print(
@@ -193,6 +207,24 @@ def _list(args: argparse.Namespace) -> int:
         else:
             pins = ", ".join(f"{k} {v}" for k, v in combo.requested().items())
             print(f"{combo.tier:<8} {combo.id:<32} {pins}")
+    return 0
+
+
+def _list_cases(args: argparse.Namespace, matrix: Matrix, combos: Sequence[Combination]) -> int:
+    """Case ids, read from cases/ without running anything. A function whose
+    parameter ids are computed at collection time is listed without them."""
+    index = CaseIndex(matrix.path.parent / "cases")
+    if not (args.tier or args.combination):
+        for case_id in index.ids():
+            print(json.dumps({"id": case_id}) if args.json else case_id)
+        return 0
+    for combo in combos:
+        ids = index.ids(list(combo.cases))
+        if args.json:
+            print(json.dumps({"combination": combo.id, "cases": ids}))
+        else:
+            print(f"{combo.id}:")
+            print("\n".join(f"  {case_id}" for case_id in ids))
     return 0
 
 

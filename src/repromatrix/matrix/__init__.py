@@ -2,15 +2,18 @@
 
 pins.py    the grammar of one package's spec, both ways (parse_pin, pin_text)
 model.py   what a matrix is: settings, Combination, Matrix
+case_ids.py which case ids a cases folder holds, read statically (no cell)
 load.py    reading and checking the file, expanding tiers (every mistake one line)
 """
 
+from repromatrix.matrix.case_ids import CaseIndex
 from repromatrix.matrix.load import load_matrix, parse_matrix
 from repromatrix.matrix.model import DEFAULT_PACKAGES, Combination, Matrix
 from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
 
 __all__ = [
     "DEFAULT_PACKAGES",
+    "CaseIndex",
     "Combination",
     "Matrix",
     "Pin",
