@@ -53,8 +53,10 @@ def test_markers_skip_with_their_reason_in_a_bare_cases_folder(tmp_path: Path) -
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     env.update(PYTHONPATH=str(PLUGIN_DIR), REPROMATRIX_RECORDS=str(records))
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", PLUGIN, "-p", "no:cacheprovider", "-q"]
-        + ["--strict-markers", "-W", "error::pytest.PytestUnknownMarkWarning"],
+        [
+            *(sys.executable, "-m", "pytest", "-p", PLUGIN, "-p", "no:cacheprovider", "-q"),
+            *("--strict-markers", "-W", "error::pytest.PytestUnknownMarkWarning"),
+        ],
         cwd=cases,
         env=env,
         capture_output=True,
