@@ -16,7 +16,8 @@ from repromatrix import __version__
 from repromatrix.cli import bisect as bisect_commands
 from repromatrix.cli import nightly as nightly_commands
 from repromatrix.errors import UserError
-from repromatrix.matrix import CaseIndex, Combination, Matrix, load_matrix
+from repromatrix.matrix import CaseIndex, Combination, Matrix, find_matrix, load_matrix
+from repromatrix.matrix.locate import FILE_NAME
 from repromatrix.pipeline import DEFAULT_TIER, RunOptions, run
 from repromatrix.reports import rerender
 from repromatrix.verdicts.knownissues import RegistryLocation
@@ -26,8 +27,7 @@ def _matrix_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--matrix",
         type=Path,
-        default=Path("matrix.yaml"),
-        help="the matrix file (default: %(default)s)",
+        help="the matrix file (default: the nearest matrix.yaml in this folder or above)",
     )
 
 
@@ -154,6 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "matrix", ...) is None:
+        # Not given: the nearest matrix.yaml upward (like git's .git); none found leaves
+        # matrix.yaml, whose absence each command reports (or, for report, tolerates).
+        args.matrix = find_matrix() or Path(FILE_NAME)
     try:
         if args.command == "list":
             return _list(args)
