@@ -14,6 +14,7 @@ from pathlib import Path
 
 from repromatrix import __version__
 from repromatrix.cli import bisect as bisect_commands
+from repromatrix.cli import init as init_commands
 from repromatrix.cli import nightly as nightly_commands
 from repromatrix.errors import UserError
 from repromatrix.matrix import CaseIndex, Combination, Matrix, find_matrix, load_matrix
@@ -149,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bisect_commands.add_commands(commands)  # bisect, check
     nightly_commands.add_commands(commands)  # ci-matrix, merge, triage
+    init_commands.add_commands(commands)  # init
     return parser
 
 
@@ -172,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ),
                 issue=args.issue,
             )
-        for group in (bisect_commands, nightly_commands):
+        for group in (bisect_commands, nightly_commands, init_commands):
             if (code := group.run_command(args)) is not None:
                 return code
     except UserError as err:
