@@ -239,6 +239,9 @@ class MatrixRun:
         result.cases = with_earlier(
             [_case_result(r) for r in ran.cases], self.earlier.get(combo.id), combo
         )
+        kept = sum(1 for c in result.cases if c.from_run)
+        if kept:
+            say(f"  {kept} other case(s) kept from the earlier run (marked from_run)")
         result.status = combination_status({c.outcome for c in result.cases})
         return self._finish(result, clock)
 
