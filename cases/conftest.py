@@ -1,13 +1,9 @@
 """Shared machinery of the repro cases (runs inside a cell: torch and friends only).
 
-Requirement markers turn into ``skipped: <reason>`` where unmet, never into a
-pass or a failure:
-
-    @pytest.mark.gpu                          a CUDA device
-    @pytest.mark.requires("peft>=0.14")       installed versions
-    @pytest.mark.unsloth                      an installed unsloth; a case that finds it
-                                              cannot start here (no accelerator and no CPU
-                                              backend) skips with unsloth's own words
+The requirement markers (gpu, requires("..."), unsloth) come with repromatrix: the
+cell plugin loads them in every cell (execution/_cell/repromatrix_markers.py). What
+stays here is this folder's own: an unsloth that a case found unable to start skips
+the other unsloth cases with the same reason.
 
 The tiny models and synthetic data live in tiny.py (plain functions, also used by the
 scripts/ that run in a fresh interpreter); the fixtures here build them once per
@@ -20,40 +16,15 @@ import os
 from pathlib import Path
 
 import pytest
-from packaging.requirements import Requirement
-from recipes import OFFLINE, UNSLOTH_UNUSABLE, installed
+from recipes import OFFLINE, UNSLOTH_UNUSABLE
 
 os.environ.update(OFFLINE)
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def unmet_requirement(spec: str) -> str | None:
-    """Why ``spec`` (a PEP 508 requirement) is not met here, or None."""
-    requirement = Requirement(spec)
-    version = installed(requirement.name)
-    if version is None:
-        return f"needs {spec}; {requirement.name} is not installed"
-    if requirement.specifier and not requirement.specifier.contains(version, prereleases=True):
-        return f"needs {spec}; {requirement.name} {version} is installed"
-    return None
-
-
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    for marker in item.iter_markers("requires"):
-        for spec in marker.args:
-            reason = unmet_requirement(spec)
-            if reason:
-                pytest.skip(reason)
-    if item.get_closest_marker("gpu"):
-        import torch
-
-        if not torch.cuda.is_available():
-            pytest.skip("requires a CUDA GPU; this host has none")
-    if item.get_closest_marker("unsloth"):
-        if installed("unsloth") is None:
-            pytest.skip("needs unsloth; it is not installed")
-        if "reason" in UNSLOTH_UNUSABLE:
-            pytest.skip(UNSLOTH_UNUSABLE["reason"])
+    if item.get_closest_marker("unsloth") and "reason" in UNSLOTH_UNUSABLE:
+        pytest.skip(UNSLOTH_UNUSABLE["reason"])
 
 
 # --------------------------------------------------------------------------- fixtures

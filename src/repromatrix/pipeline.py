@@ -22,7 +22,8 @@ from repromatrix.environment import EnvRequest, EnvStore, IndexSettings, Install
 from repromatrix.errors import UserError
 from repromatrix.execution import host, scheduler
 from repromatrix.execution.runner import CaseRecord, CaseRunner
-from repromatrix.matrix import Combination, Matrix, load_matrix
+from repromatrix.matrix import CaseIndex, Combination, Matrix, load_matrix
+from repromatrix.matrix.locate import shown as shown_matrix
 from repromatrix.outcomes import FAILURES, CaseStatus, combination_status
 from repromatrix.redact import portable_argv, redact_env, redact_text
 from repromatrix.reports import Reporting
@@ -81,9 +82,31 @@ def select(matrix: Matrix, options: RunOptions) -> list[Combination]:
     return list(matrix.tier(options.tier or DEFAULT_TIER))
 
 
-def repro_command(combo: Combination, case_id: str | None = None) -> str:
-    """One line that reruns exactly this combination (and case) from a checkout."""
-    command = f"nox -s {combo.id}"
+def check_selection(matrix: Matrix, options: RunOptions) -> None:
+    """A case id on the command line that names no case is one line (exit 2) before
+    anything runs, not a failing case that replaces the stored result."""
+    cases_root = options.cases or matrix.path.parent / "cases"
+    if not options.selection or not cases_root.is_dir():
+        return
+    index = CaseIndex(cases_root)
+    for case_id in options.selection:
+        problem = index.problem(case_id)
+        if problem:
+            raise UserError(f"selection: {case_id!r}: {problem}")
+
+
+def repro_command(combo: Combination, case_id: str | None = None, *, matrix: Path) -> str:
+    """One line that reruns exactly this combination (and case) where the user is:
+    ``nox -s <id>`` where a noxfile sits beside the matrix (its sessions are the
+    combinations), else the repromatrix command itself (a project that only
+    installed the tool)."""
+    if (Path(matrix).parent / "noxfile.py").is_file():
+        command = f"nox -s {combo.id}"
+    else:
+        words = ["repromatrix", "run", "--update", "--combination", combo.id]
+        if Path(matrix).name != "matrix.yaml":  # the default is found by searching upward
+            words += ["--matrix", shown_matrix(matrix)]
+        command = shlex.join(words)
     if case_id:
         command += f" -- {shlex.quote(case_id)}"
     return command
@@ -112,13 +135,17 @@ class MatrixRun:
         if not self.cases_root.is_dir():
             raise UserError(f"{self.cases_root}: no cases folder")
         self.host_probe = HostProbe(out.path)  # torch.utils.collect_env, once per run
+        # A run of some cases of a combination (--update CASE) keeps its other results.
+        self.earlier = (
+            read_combinations(out.path) if options.mode == "update" and options.selection else {}
+        )
 
     def run_info(self, started: str) -> RunInfo:
         return RunInfo(
             id=uuid.uuid4().hex[:12],
             started=started,
             tier=self.options.tier or (None if self.options.combinations else DEFAULT_TIER),
-            matrix=self.matrix.path.name,
+            matrix=shown_matrix(self.matrix.path),  # which file: it may be found upward
             matrix_sha256=hashlib.sha256(self.matrix.path.read_bytes()).hexdigest(),
             repromatrix=__version__,
             cases_commit=host.git_commit(self.cases_root),
@@ -147,7 +174,7 @@ class MatrixRun:
             device=combo.device,
             tags=list(combo.tags),
             env=redact_env(dict(combo.env)),
-            repro=repro_command(combo),
+            repro=repro_command(combo, matrix=self.matrix.path),
             visible_devices=visible_devices,
         )
         if not host.has_device(combo.device):
@@ -207,7 +234,12 @@ class MatrixRun:
             reruns=self.options.reruns,
             rerun_wanted=lambda case_id: self.registry.match(result, case_id) is None,
         )
-        result.cases = [_case_result(r) for r in ran.cases]
+        result.cases = with_earlier(
+            [_case_result(r) for r in ran.cases], self.earlier.get(combo.id), combo
+        )
+        kept = sum(1 for c in result.cases if c.from_run)
+        if kept:
+            say(f"  {kept} other case(s) kept from the earlier run (marked from_run)")
         result.status = combination_status({c.outcome for c in result.cases})
         return self._finish(result, clock)
 
@@ -216,6 +248,24 @@ class MatrixRun:
         result.finished = utc_now()
         write_combination(self.out.path, result)
         return result
+
+
+def with_earlier(
+    cases: list[CaseResult], earlier: CombinationResult | None, combo: Combination
+) -> list[CaseResult]:
+    """The cases run now, and the earlier run's other cases of this combination, kept
+    and marked ``from_run`` (a one-case run replaces that case's result, not the
+    combination's). Only results of the same pins are kept."""
+    if earlier is None or earlier.requested != combo.requested():
+        return cases
+    now = {case.id: case for case in cases}
+    merged = []
+    for case in earlier.cases:
+        if case.id in now:
+            merged.append(now.pop(case.id))
+        else:
+            merged.append(case.model_copy(update={"from_run": case.from_run or earlier.started}))
+    return merged + list(now.values())
 
 
 def _case_result(record: CaseRecord) -> CaseResult:
@@ -236,6 +286,7 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
     rich display on stdout, or as plain lines to ``say`` when one is given."""
     matrix = load_matrix(options.matrix, cases=options.cases)
     combos = select(matrix, options)
+    check_selection(matrix, options)
     # Registry and baseline are read now: bad input fails before the run, and a
     # baseline inside the results folder is read before a fresh run moves it aside.
     reporting = reporting_for(options)

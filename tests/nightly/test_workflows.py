@@ -114,3 +114,42 @@ def test_the_repromatrix_commands_and_options_the_workflows_use_exist() -> None:
             continue  # `report`: its options are its own tests' business
         known = {o for a in commands[command]._actions for o in a.option_strings}
         assert used <= known, (command, used - known)
+
+
+def _install_steps() -> list[tuple[str, dict]]:
+    return [
+        (path.name, step)
+        for path in FILES
+        for job in _load(path.name)["jobs"].values()
+        for step in job.get("steps", [])
+        if "pip install" in step.get("run", "")
+    ]
+
+
+def test_repromatrix_is_installed_as_a_tool_from_one_input() -> None:
+    # In another repository `pip install .` would install that repository's package,
+    # and this repository's noxfile is not there: install repromatrix from the
+    # `repromatrix` input (else the REPROMATRIX_SOURCE variable) and call it directly.
+    steps = _install_steps()
+    assert {name for name, _ in steps} == {f.name for f in FILES}
+    for name, step in steps:
+        assert re.search(r'pip install (--quiet )?"\$REPROMATRIX_SOURCE"$', step["run"]), name
+        assert "install ." not in step["run"], name
+    for path in FILES:
+        text = path.read_text()
+        assert not re.search(r"^\s*[^#\n]*\bnox\b", text, re.M), f"{path.name} calls nox"
+    source = "${{ inputs.repromatrix || vars.REPROMATRIX_SOURCE || 'repromatrix' }}"
+    for name in ("nightly.yml", "bisect.yml"):
+        workflow = _load(name)
+        assert "repromatrix" in workflow["on"]["workflow_dispatch"]["inputs"], name
+        envs = [workflow.get("env", {}), *(j.get("env", {}) for j in workflow["jobs"].values())]
+        assert any(env.get("REPROMATRIX_SOURCE") == source for env in envs), name
+    called = _load("nightly-combination.yml")["on"]["workflow_call"]["inputs"]
+    assert called["repromatrix"]["default"] == "repromatrix"
+    nightly = _load("nightly.yml")["jobs"]
+    for name in (j for j in nightly if j.startswith("slice_")):
+        assert nightly[name]["with"]["repromatrix"] == source, name
+
+
+def test_bisect_yml_calls_repromatrix_bisect() -> None:
+    assert "bisect" in {command for command, _ in _repromatrix_calls()}

@@ -24,6 +24,12 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     other = tmp_path / "elsewhere"
     (other / "cases").mkdir(parents=True)
     (other / "matrix.yaml").write_text("schema: 1\ntiers: {smoke: [{id: a}]}\n")
+    # The case the entry names (an entry naming no case is an error).
+    (other / "cases" / "test_lora.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.parametrize('x', ['default', 'reentrant'])\n"
+        "def test_lora_gets_gradients(x):\n    pass\n"
+    )
     (other / "cases" / "known_issues.yaml").write_text(
         f"- case: '{CASE_A}'\n  when: {{transformers: '>=4.53'}}\n  link: {LINK}\n"
     )

@@ -275,7 +275,11 @@ def test_real_run_records_collect_env_and_renders_every_report(
 
     summary = (tmp_path / "latest" / "summary.md").read_text()
     assert "**torch** 2.13.0" in summary
-    assert "Repro: `nox -s torch-only -- test_one.py::test_planted_failure`" in summary
+    # No noxfile beside this matrix: the repro line is the command itself.
+    assert (
+        "Repro: `repromatrix run --update --combination torch-only -- "
+        "test_one.py::test_planted_failure`" in summary
+    )
     assert "Attempts (fresh interpreters): failed, failed" in summary
     stored = json.loads((tmp_path / "latest" / "results.json").read_text())
     assert stored["run"]["host"]["collect_env"]["fields"] == collected["fields"]

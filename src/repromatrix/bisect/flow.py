@@ -255,7 +255,9 @@ def _probe_record(probe: Probe) -> dict:
 
 
 def reproduce_command(options: BisectOptions, checked: Plan) -> str:
-    """The nox command that reruns this bisect, without paths of this machine."""
+    """The command that reruns this bisect, without paths of this machine: the nox
+    session where a noxfile is at hand, else repromatrix itself (a project that
+    only installed the tool)."""
     args = ["--package", checked.package, "--good", options.good, "--bad", options.bad]
     for pin in options.pins:
         args += ["--pin", pin_text(pin)]
@@ -270,7 +272,9 @@ def reproduce_command(options: BisectOptions, checked: Plan) -> str:
         args.append("--pre")
     if options.wheelhouse is not None:
         args += ["--wheelhouse", _shown_path(options.wheelhouse)]
-    return "nox -s bisect -- " + shlex.join(args)
+    if Path("noxfile.py").is_file():
+        return "nox -s bisect -- " + shlex.join(args)
+    return shlex.join(["repromatrix", "bisect", *args])
 
 
 def _shown_path(path: Path) -> str:

@@ -14,9 +14,11 @@ from pathlib import Path
 
 from repromatrix import __version__
 from repromatrix.cli import bisect as bisect_commands
+from repromatrix.cli import init as init_commands
 from repromatrix.cli import nightly as nightly_commands
 from repromatrix.errors import UserError
-from repromatrix.matrix import load_matrix
+from repromatrix.matrix import CaseIndex, Combination, Matrix, find_matrix, load_matrix
+from repromatrix.matrix.locate import FILE_NAME
 from repromatrix.pipeline import DEFAULT_TIER, RunOptions, run
 from repromatrix.reports import rerender
 from repromatrix.verdicts.knownissues import RegistryLocation
@@ -26,8 +28,7 @@ def _matrix_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--matrix",
         type=Path,
-        default=Path("matrix.yaml"),
-        help="the matrix file (default: %(default)s)",
+        help="the matrix file (default: the nearest matrix.yaml in this folder or above)",
     )
 
 
@@ -55,9 +56,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"repromatrix {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    listing = commands.add_parser("list", help="list combinations")
+    listing = commands.add_parser("list", help="list combinations, or (--cases) case ids")
     _matrix_option(listing)
     listing.add_argument("--tier", help="only this tier")
+    listing.add_argument(
+        "--cases",
+        action="store_true",
+        help="list case ids: each combination's selection (with --tier / --combination), "
+        "or every case in cases/",
+    )
+    listing.add_argument(
+        "--combination", action="append", default=[], metavar="ID", help="only this combination"
+    )
     listing.add_argument("--json", action="store_true", help="one JSON object per combination")
 
     runner = commands.add_parser("run", help="run combinations and write results")
@@ -140,11 +150,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bisect_commands.add_commands(commands)  # bisect, check
     nightly_commands.add_commands(commands)  # ci-matrix, merge, triage
+    init_commands.add_commands(commands)  # init
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "matrix", ...) is None:
+        # Not given: the nearest matrix.yaml upward (like git's .git); none found leaves
+        # matrix.yaml, whose absence each command reports (or, for report, tolerates).
+        args.matrix = find_matrix() or Path(FILE_NAME)
     try:
         if args.command == "list":
             return _list(args)
@@ -159,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ),
                 issue=args.issue,
             )
-        for group in (bisect_commands, nightly_commands):
+        for group in (bisect_commands, nightly_commands, init_commands):
             if (code := group.run_command(args)) is not None:
                 return code
     except UserError as err:
@@ -176,7 +191,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     matrix = load_matrix(args.matrix)
-    combos = matrix.tier(args.tier) if args.tier else matrix.combinations()
+    if args.combination:
+        combos = [matrix.find(c) for c in args.combination]
+    else:
+        combos = matrix.tier(args.tier) if args.tier else matrix.combinations()
+    if args.cases:
+        return _list_cases(args, matrix, combos)
     for combo in combos:
         if args.json:
             print(
@@ -193,6 +213,24 @@ def _list(args: argparse.Namespace) -> int:
         else:
             pins = ", ".join(f"{k} {v}" for k, v in combo.requested().items())
             print(f"{combo.tier:<8} {combo.id:<32} {pins}")
+    return 0
+
+
+def _list_cases(args: argparse.Namespace, matrix: Matrix, combos: Sequence[Combination]) -> int:
+    """Case ids, read from cases/ without running anything. A function whose
+    parameter ids are computed at collection time is listed without them."""
+    index = CaseIndex(matrix.path.parent / "cases")
+    if not (args.tier or args.combination):
+        for case_id in index.ids():
+            print(json.dumps({"id": case_id}) if args.json else case_id)
+        return 0
+    for combo in combos:
+        ids = index.ids(list(combo.cases))
+        if args.json:
+            print(json.dumps({"combination": combo.id, "cases": ids}))
+        else:
+            print(f"{combo.id}:")
+            print("\n".join(f"  {case_id}" for case_id in ids))
     return 0
 
 

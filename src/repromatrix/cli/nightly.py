@@ -26,7 +26,7 @@ from repromatrix.verdicts.knownissues import RegistryLocation
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
     matrix = commands.add_parser("ci-matrix", help="a tier as GitHub Actions job matrices")
-    matrix.add_argument("--matrix", type=Path, default=Path("matrix.yaml"))
+    matrix.add_argument("--matrix", type=Path)  # default: found upward (app.main)
     matrix.add_argument("--tier", required=True)
     matrix.add_argument(
         "--slices", type=int, default=4, help="slice jobs in the workflow (default: 4)"
@@ -43,8 +43,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     merging.add_argument(
         "--matrix",
         type=Path,
-        default=Path("matrix.yaml"),
-        help="gives the order of combinations when it exists (default: %(default)s)",
+        help="gives the order of combinations when it exists "
+        "(default: the nearest matrix.yaml in this folder or above)",
     )
     merging.add_argument(
         "--replace",
@@ -65,7 +65,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="the known-issue registry, as `report` takes it "
         f"(default: {KNOWN_ISSUES_FILE} in the cases folder, when it exists)",
     )
-    triaging.add_argument("--matrix", type=Path, default=Path("matrix.yaml"))
+    triaging.add_argument("--matrix", type=Path)  # default: found upward (app.main)
     triaging.add_argument(
         "--cases", type=Path, help="the cases folder (default: cases/ beside the matrix)"
     )

@@ -3,7 +3,7 @@
 runner.py      pytest over cases/ in one interpreter: crash and timeout supervision, reruns
 scheduler.py   --jobs N: combinations in threads, output blocks, a GPU group each
 host.py        GPU presence, host description, the cases' commit
-_cell/         the pytest plugin loaded inside a cell (stdlib and pytest only)
+_cell/         the pytest plugins loaded inside a cell (stdlib, pytest, packaging)
 """
 
 from repromatrix.execution.runner import CaseRecord, CaseRunner, run_script

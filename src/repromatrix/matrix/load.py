@@ -20,6 +20,7 @@ from packaging.utils import canonicalize_name
 from pydantic import BaseModel, ValidationError
 
 from repromatrix.errors import UserError, key_path
+from repromatrix.matrix.case_ids import CaseIndex
 from repromatrix.matrix.model import (
     DEFAULT_CASE_TIMEOUT,
     DEFAULT_INSTALL_TIMEOUT,
@@ -82,9 +83,11 @@ def load_matrix(path: str | Path, *, cases: Path | None = None) -> Matrix:
 
 
 def _check_case_files(data: dict[str, Any], name: str, cases_root: Path) -> None:
-    """Every ``cases:`` selection names a file or folder that exists (a typo would
-    otherwise surface only as a pytest collection error inside each cell).
+    """Every ``cases:`` selection names a case that exists (a typo would otherwise
+    surface only as a failing case inside each cell): its file, its test function and
+    its parameter id, as far as case_ids can read them without running anything.
     ``data`` has passed parse_matrix: every ``cases`` value is a list of text."""
+    index = CaseIndex(cases_root)
     places: list[tuple[tuple[str | int, ...], Any]] = [(("defaults",), data.get("defaults"))]
     places += [(("tier_defaults", t), v) for t, v in (data.get("tier_defaults") or {}).items()]
     for tier, entries in data["tiers"].items():
@@ -93,12 +96,10 @@ def _check_case_files(data: dict[str, Any], name: str, cases_root: Path) -> None
         if not isinstance(block, Mapping):
             continue
         for i, selection in enumerate(block.get("cases") or ()):
-            target = str(selection).split("::", 1)[0]
-            if not (cases_root / target).exists():
-                raise UserError(
-                    f"{name}: {key_path((*where, 'cases', i))}: {selection!r}: "
-                    f"no such file in {cases_root.name}/"
-                )
+            problem = index.problem(str(selection))
+            if problem:
+                where_text = key_path((*where, "cases", i))
+                raise UserError(f"{name}: {where_text}: {selection!r}: {problem}")
 
 
 def parse_matrix(data: Any, path: Path) -> Matrix:

@@ -723,5 +723,5 @@ def _link_text(link: str) -> str:
 def _footer(view: View) -> str:
     return (
         f"---\n<sub>Full report: index.html, junit.xml and results.json in {view.location}. "
-        "Re-render with `nox -s report`.</sub>\n"
+        "Re-render with `repromatrix report`.</sub>\n"
     )

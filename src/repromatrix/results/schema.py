@@ -84,6 +84,9 @@ class CaseResult(_Model):
     change: Literal["regressed", "fixed", "still-failing", "new"] | None = None
     baseline_status: CaseStatus | None = None
     transitions: list[Transition] = []  # nearest first; the first is the one reported
+    # Kept from an earlier run by a run of only some cases of this combination
+    # (run --update CASE): that run's start time. None: this run measured it.
+    from_run: str | None = None
 
 
 class EnvironmentInfo(_Model):

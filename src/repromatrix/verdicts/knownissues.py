@@ -31,6 +31,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from repromatrix.errors import UserError, key_path
+from repromatrix.matrix import CaseIndex
 from repromatrix.results import CombinationResult
 
 FILE_NAME = "known_issues.yaml"
@@ -113,6 +114,7 @@ class RegistryLocation:
 
     path: Path
     required: bool
+    cases: Path | None = None  # the cases folder its ``case`` entries must name cases in
 
     @classmethod
     def of(
@@ -121,13 +123,26 @@ class RegistryLocation:
         """The one rule, for run, report and triage alike: --known-issues when given
         (then it must exist); otherwise known_issues.yaml in the cases folder, which is
         --cases or cases/ beside the matrix (optional: a project without known issues)."""
+        folder = Path(cases) if cases is not None else Path(matrix).parent / "cases"
         if explicit is not None:
-            return cls(Path(explicit), required=True)
-        folder = cases if cases is not None else Path(matrix).parent / "cases"
-        return cls(Path(folder) / FILE_NAME, required=False)
+            return cls(Path(explicit), required=True, cases=folder)
+        return cls(folder / FILE_NAME, required=False, cases=folder)
 
     def load(self) -> Registry:
-        return load_registry(self.path, required=self.required)
+        registry = load_registry(self.path, required=self.required)
+        if self.cases is not None and self.cases.is_dir():
+            check_cases(registry, self.cases)
+        return registry
+
+
+def check_cases(registry: Registry, cases: Path) -> None:
+    """Every entry names a case of the folder: an entry whose case matches nothing
+    would never apply, and silently (a typo, or a case renamed since)."""
+    index = CaseIndex(cases)
+    for number, issue in enumerate(registry.issues):
+        problem = index.pattern_problem(issue.case)
+        if problem:
+            raise UserError(f"{registry.source}: [{number}].case: {issue.case!r}: {problem}")
 
 
 def load_registry(path: str | Path | None, *, required: bool = True) -> Registry:

@@ -150,15 +150,34 @@ def transition(
         good_combination=good_combination,
         bad_combination=bad_combination,
         text=text,
-        bisect=bisect_command(package, good, bad, pins, case_id, direction) if case_id else "",
+        bisect=bisect_command(
+            package, good, bad, pins, case_id, direction, nox=_has_nox(combination)
+        )
+        if case_id
+        else "",
     )
 
 
+def _has_nox(combination: CombinationResult) -> bool:
+    """Whether the run had a noxfile at hand: its repro line says (pipeline.repro_command);
+    older results, without one, came from this repository's noxfile."""
+    return not combination.repro or combination.repro.startswith("nox ")
+
+
 def bisect_command(
-    package: str, good: str, bad: str, pins: Iterable[str], case_id: str, direction: str
+    package: str,
+    good: str,
+    bad: str,
+    pins: Iterable[str],
+    case_id: str,
+    direction: str,
+    *,
+    nox: bool = True,
 ) -> str:
-    """The bisect command that finds the culprit (or fixing) release."""
-    parts = ["nox", "-s", "bisect", "--", "--package", package, "--good", good, "--bad", bad]
+    """The bisect command that finds the culprit (or fixing) release: the nox session
+    where the run had a noxfile, else repromatrix itself."""
+    parts = ["nox", "-s", "bisect", "--"] if nox else ["repromatrix", "bisect"]
+    parts += ["--package", package, "--good", good, "--bad", bad]
     if direction == "fixed":
         parts += ["--find", "first-good"]
     for pin in pins:

@@ -14,6 +14,9 @@ harness can follow the run live and lose nothing when the interpreter dies:
 
 Cases listed in the JSON file $REPROMATRIX_DONE are deselected: a run restarted
 after a crash, or resumed after an interruption, runs only what is missing.
+
+It brings the requirement markers (gpu, requires, unsloth) with it:
+repromatrix_markers.py, beside it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ import re
 import time
 
 import pytest
+
+# The markers every cell knows, whatever cases/ it runs (a project's own included).
+pytest_plugins = ["repromatrix_markers"]
 
 MESSAGE_LIMIT = 4000
 TRACEBACK_LIMIT = 8000

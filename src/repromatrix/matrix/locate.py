@@ -1,0 +1,28 @@
+"""Which matrix.yaml a command means when --matrix is not given: the nearest one in
+the working directory or a folder above it, the way git finds .git (a command run
+from cases/ or a subfolder of the project uses the project's matrix)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+FILE_NAME = "matrix.yaml"
+
+
+def find_matrix(start: Path | None = None) -> Path | None:
+    """The nearest matrix.yaml at or above ``start`` (default: the working directory)."""
+    folder = (start or Path.cwd()).resolve()
+    for candidate in (folder, *folder.parents):
+        if (candidate / FILE_NAME).is_file():
+            return candidate / FILE_NAME
+    return None
+
+
+def shown(path: Path) -> str:
+    """The matrix file as the run facts name it: relative to the working directory
+    (``matrix.yaml``, ``../matrix.yaml``), never an absolute path of this machine."""
+    try:
+        return os.path.relpath(Path(path).resolve(), Path.cwd())
+    except ValueError:  # another drive (Windows)
+        return Path(path).name

@@ -1,0 +1,66 @@
+"""``repromatrix init`` scaffolds a project of one's own into an existing folder and
+never overwrites a file without --force."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repromatrix import cli
+from repromatrix.cli.init import FILES
+from repromatrix.matrix import CaseIndex, load_matrix
+
+WORKFLOWS = Path(__file__).resolve().parents[2] / ".github" / "workflows"
+
+
+def test_init_writes_a_project_that_loads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["init"]) == 0
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == (
+        sorted(FILES.values())
+    )
+    matrix = load_matrix(tmp_path / "matrix.yaml")
+    (smoke,) = matrix.tier("smoke")
+    assert smoke.requested()["torch"] == "2.13.0" and "transformers" in smoke.requested()
+    ids = CaseIndex(tmp_path / "cases").ids()
+    assert ids == [
+        "test_example.py::test_a_linear_layer_trains_one_step",
+        "test_example.py::test_the_same_step_on_a_gpu",
+    ]
+    example = (tmp_path / "cases" / "test_example.py").read_text()
+    assert "@pytest.mark.gpu" in example and "@pytest.mark.requires(" in example
+    capsys.readouterr()
+    assert cli.main(["list", "--cases", "--tier", "smoke"]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [f"  {i}" for i in ids]
+
+
+def test_init_overwrites_nothing_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "test_example.py").write_text("# mine\n")
+    assert cli.main(["init", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "test_example.py: exists" in err and "--force" in err
+    assert (tmp_path / "cases" / "test_example.py").read_text() == "# mine\n"
+    assert not (tmp_path / "matrix.yaml").exists()  # nothing written: checked up front
+    assert cli.main(["init", str(tmp_path), "--force"]) == 0
+    assert "@pytest.mark.gpu" in (tmp_path / "cases" / "test_example.py").read_text()
+
+
+def test_init_needs_an_existing_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["init", str(tmp_path / "missing")]) == 2
+    assert "no such folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in WORKFLOWS.glob("*.yml")))
+def test_the_shipped_workflows_are_this_repositorys(name: str) -> None:
+    # One set of workflows: what init writes is what this repository runs (and
+    # tests/nightly/test_workflows.py lints), installing repromatrix as a tool.
+    source = f"workflows/{name}"
+    assert FILES[source] == f".github/workflows/{name}"
+    shipped = Path(cli.__file__).parent.parent / "scaffold" / source
+    assert shipped.read_text() == (WORKFLOWS / name).read_text()
