@@ -15,6 +15,7 @@ from pathlib import Path
 from repromatrix import __version__
 from repromatrix.cli import bisect as bisect_commands
 from repromatrix.cli import nightly as nightly_commands
+from repromatrix.cli import sweep as sweep_commands
 from repromatrix.errors import UserError
 from repromatrix.matrix import load_matrix
 from repromatrix.pipeline import DEFAULT_TIER, RunOptions, run
@@ -140,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bisect_commands.add_commands(commands)  # bisect, check
     nightly_commands.add_commands(commands)  # ci-matrix, merge, triage
+    sweep_commands.add_commands(commands)  # sweep
     return parser
 
 
@@ -159,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ),
                 issue=args.issue,
             )
-        for group in (bisect_commands, nightly_commands):
+        for group in (bisect_commands, nightly_commands, sweep_commands):
             if (code := group.run_command(args)) is not None:
                 return code
     except UserError as err:
