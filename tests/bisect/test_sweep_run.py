@@ -19,6 +19,7 @@ from repromatrix import cli
 from repromatrix.bisect.check import Probe
 from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
 from repromatrix.environment import IndexSettings
+from repromatrix.errors import UserError
 
 PACKAGE = "repromatrix-sweep-fake"
 MODULE = "repromatrix_sweep_fake"
@@ -180,7 +181,67 @@ def test_latest_patch_sweeps_the_newest_of_each_series(
     assert record.candidates == ["1.0.0", "1.1.1", "1.2.1", "2.0.0"]
     ranges = [r.text() for r in record.ranges]
     assert ranges == ["1.0.0 good", "1.1.1 bad", "1.2.1 good", "2.0.0 bad"]
+    # Releases left out between two tested ones: how many, and the bisect that narrows it.
+    first, second, third = record.transitions
+    assert (first.untested, second.untested, third.untested) == (1, 1, 0)
+    assert first.bisect == (
+        f"nox -s bisect -- --package {PACKAGE} --good 1.0.0 --bad 1.1.1 --script probe.py"
+    )
+    assert second.bisect == (
+        f"nox -s bisect -- --package {PACKAGE} --good 1.2.1 --bad 1.1.1 --find first-good "
+        "--script probe.py"
+    )
+    assert third.bisect == ""
+    text = (tmp_path / "reports" / "sweep" / f"{PACKAGE}-2.0.0-1.0.0" / "sweep.md").read_text()
+    assert "good → bad between 1.0.0 and 1.1.1; 1 release between them not tested" in text
+    assert f"(narrow it: `{first.bisect}`)" in text
     assert (tmp_path / "reports" / "sweep" / f"{PACKAGE}-2.0.0-1.0.0" / "sweep.md").exists()
+
+
+def test_a_case_probe_and_an_unpinned_import(tmp_path: Path, wheels: Path) -> None:
+    """A case of cases/ as the probe (its reproducer runs pytest on it); a release whose
+    case dies importing a package nobody pinned is untestable, with that message."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "test_fake.py").write_text(
+        f"import {MODULE}\n\n\ndef test_total():\n"
+        f"    if {MODULE}.__name__ and {MODULE}.total([1]) == 2:\n"
+        "        import some_unpinned_module  # only the broken releases reach this\n"
+        f"    assert {MODULE}.total([1, 2]) == 3\n"
+    )
+    record, code = run_sweep(
+        SweepOptions(
+            package=PACKAGE,
+            start="1.1.1",
+            end="1.2.0",
+            probe=Probe(case="test_fake.py::test_total", cases_root=cases),
+            out=tmp_path / "reports" / "sweep",
+            env_dir=tmp_path / "envs",
+            index=index_with(wheels),
+        ),
+        say=lambda _line: None,
+    )
+    assert code == 0
+    skipped, good = record.results
+    assert (skipped.outcome, good.outcome) == ("skip", "good")
+    assert "some-unpinned-module is not pinned" in skipped.message
+    assert "No module named 'some_unpinned_module'" in skipped.message
+    assert record.reproducers == {}, "no reproducer for a release that could not be tested"
+
+
+def test_as_of_is_refused_until_check_supports_it(tmp_path: Path, probe: Path) -> None:
+    with pytest.raises(UserError, match="--as-of 2026-01-01: sweep does not support it yet"):
+        run_sweep(
+            SweepOptions(
+                package=PACKAGE,
+                start="1.0.0",
+                end="2.0.0",
+                probe=Probe(script=probe),
+                out=tmp_path / "out",
+                as_of="2026-01-01",
+            )
+        )
+    assert not (tmp_path / "out").exists()
 
 
 def run_cli(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:

@@ -297,6 +297,8 @@ def run_sweep(
         }
         record.status, record.finished = "done", utc_now()
         _conclude(record)
+        for transition in record.transitions:
+            _narrow(transition, checked, options)
         save(reproducers)
     say(record.summary)
     if options.issue is not None:
@@ -312,6 +314,32 @@ def _conclude(record: SweepRecord) -> None:
     record.transitions = transitions(outcomes)
     record.monotone = is_monotone(record.transitions)
     record.summary = summary_line(record)
+
+
+def _narrow(transition: Transition, checked: Plan, options: SweepOptions) -> None:
+    """A transition between two releases the sweep tested, with releases it did not
+    test between them (a --releases selection): count those and give the bisect
+    that finds the exact one."""
+    before, after = Version(transition.before), Version(transition.after)
+    inside = checked.listing.between(before, after, pre=options.pre)[1:-1]
+    transition.untested = len([v for v in inside if str(v) not in transition.between])
+    if not transition.untested:
+        return
+    good, bad = (before, after) if transition.old == ProbeOutcome.GOOD.value else (after, before)
+    args = ["--package", checked.package, "--good", str(good), "--bad", str(bad)]
+    if transition.old == ProbeOutcome.BAD.value:
+        args += ["--find", "first-good"]
+    for pin in options.pins:
+        args += ["--pin", pin_text(pin)]
+    args += _probe_args(checked.probe)
+    transition.bisect = "nox -s bisect -- " + shlex.join(args)
+
+
+def _probe_args(probe: Probe) -> list[str]:
+    if probe.case is not None:
+        return ["--case", probe.case]
+    assert probe.script is not None
+    return ["--script", portable_path(probe.script)]
 
 
 def _result(version: Version, observation: Observation, package: str) -> ResultRecord:
@@ -409,11 +437,7 @@ def reproduce_command(options: SweepOptions, checked: Plan) -> str:
         args += ["--releases", options.releases.value]
     for pin in options.pins:
         args += ["--pin", pin_text(pin)]
-    if checked.probe.case is not None:
-        args += ["--case", checked.probe.case]
-    else:
-        assert checked.probe.script is not None
-        args += ["--script", portable_path(checked.probe.script)]
+    args += _probe_args(checked.probe)
     if options.jobs != 1:
         args += ["--jobs", str(options.jobs)]
     if options.pre:

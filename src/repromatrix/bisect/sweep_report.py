@@ -11,7 +11,7 @@
 sweep.json (schema 1): package, from, to, releases (all | latest-patch |
 first-and-last-patch), candidates, results [{version, outcome: good | bad | skip,
 seconds, message, installed, environment}], ranges [{first, last, outcome, count}],
-transitions [{before, after, old, new, between}], monotone, reproducers
+transitions [{before, after, old, new, between, untested, bisect}], monotone, reproducers
 {version: file}, plus what reproduces the sweep (command, pins, probe, index, as_of).
 Fields are added, never renamed. No absolute path of the machine appears in it.
 """
@@ -68,10 +68,16 @@ class Transition(BaseModel):
     old: str
     new: str
     between: list[str] = []  # skipped releases between before and after
+    untested: int = 0  # releases between them that the selection (--releases) left out
+    bisect: str = ""  # the bisect command that finds the exact release, when untested > 0
 
     def text(self) -> str:
         gap = f" (untestable between: {', '.join(self.between)})" if self.between else ""
-        return f"{self.old} → {self.new} between {self.before} and {self.after}{gap}"
+        line = f"{self.old} → {self.new} between {self.before} and {self.after}{gap}"
+        if self.untested:
+            many = "s" if self.untested != 1 else ""
+            line += f"; {self.untested} release{many} between them not tested"
+        return line
 
 
 class SweepRecord(BaseModel):
@@ -135,7 +141,10 @@ def markdown(record: SweepRecord, script_text: str | None = None) -> str:
         lines += ["", f"> Sweep {record.status}: the table shows what was tested so far."]
     if record.transitions:
         lines += ["", "Transitions:", ""]
-        lines += [f"- {t.text()}" for t in record.transitions]
+        for transition in record.transitions:
+            lines.append(f"- {transition.text()}")
+            if transition.bisect:
+                lines.append(f"  (narrow it: `{transition.bisect}`)")
     if not record.monotone:
         lines += [
             "",
