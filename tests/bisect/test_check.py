@@ -291,3 +291,21 @@ def test_check_prints_what_floating_pins_resolved_to(tmp_path: Path, own_interpr
     assert "resolved: tiny-pkg>=0.5 -> 1.0" in said
     assert not any("other" in line for line in said if line.startswith("resolved:"))
     assert told[0].startswith("good: script repro.py with tiny-pkg>=0.5 other==2.0")
+
+
+@pytest.mark.parametrize(("pin", "outcome"), [("pyyaml==6.0", "bad"), ("tiny-pkg==1.0", "skip")])
+def test_a_module_is_matched_to_the_distribution_that_provides_it(
+    tmp_path: Path, own_interpreter: list, pin: str, outcome: str
+) -> None:
+    """``yaml`` is PyYAML's module (asked of the environment's importlib.metadata): an
+    import error from it is the pinned package's behaviour when PyYAML is pinned."""
+    script = tmp_path / "repro.py"
+    script.write_text("raise ImportError(\"cannot import name 'Gone' from 'yaml' (x.py)\")\n")
+    options = CheckOptions(
+        pins=(parse_pin_option(pin),),
+        probe=Probe(script=script).validated(),
+        index=IndexSettings(),
+    )
+    observation = check(options, workdir=tmp_path / "work", name="1.0")
+    assert observation.outcome.value == outcome, observation.detail
+    assert observation.detail.endswith("ImportError: cannot import name 'Gone' from 'yaml' (x.py)")

@@ -19,6 +19,7 @@ ends with the error's last line ("exit 1: RuntimeError: ..."), not only "exit 1"
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 import time
@@ -29,6 +30,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from repromatrix import procs
 from repromatrix.bisect.search import Observation, ProbeOutcome
 from repromatrix.environment import Environment, EnvRequest, EnvStore, IndexSettings, InstallError
 from repromatrix.errors import UserError
@@ -196,22 +198,51 @@ def check(
         extra["output_tail"] = output[-OUTPUT_TAIL:]
     else:
         outcome, detail = _run_case(env, probe, workdir, name)
-    if outcome is ProbeOutcome.BAD and (missing := unpinned_import(detail, options.pins)):
+    if outcome is ProbeOutcome.BAD and (
+        missing := unpinned_import(detail, options.pins, lambda m: _distributions(env, m))
+    ):
         outcome = ProbeOutcome.SKIP
         detail = f"untestable ({missing} is not pinned): {detail}"
     return Observation(outcome, detail, time.monotonic() - started, extra)
 
 
-def unpinned_import(detail: str, pins: Sequence[Pin]) -> str | None:
+def unpinned_import(
+    detail: str,
+    pins: Sequence[Pin],
+    distributions: Callable[[str], list[str]] = lambda _module: [],
+) -> str | None:
     """The top-level module a failed import names, when no pin is for it (None
-    otherwise, or when ``detail`` holds no import error). A module is matched to a
-    pin by name (``peft``; ``unsloth_zoo`` is the package ``unsloth-zoo``)."""
+    otherwise, or when ``detail`` holds no import error). A module is a pinned
+    package's by name (``peft``; ``unsloth_zoo`` is ``unsloth-zoo``) or by the
+    distributions that provide it in the environment (``PIL`` is ``pillow``'s)."""
     match = _IMPORT_ERROR.search(detail)
     if match is None:
         return None
     module = (match.group("missing") or match.group("source")).split(".", 1)[0]
     pinned = {pin.package for pin in pins if pin.kind is not PinKind.ABSENT}
-    return None if canonicalize_name(module) in pinned else canonicalize_name(module)
+    if canonicalize_name(module) in pinned:
+        return None
+    if any(canonicalize_name(name) in pinned for name in distributions(module)):
+        return None
+    return canonicalize_name(module)
+
+
+# importlib.metadata in the environment: the distributions that provide a top-level module.
+_PROVIDERS = (
+    "import importlib.metadata as m, json, sys; "
+    "print(json.dumps(m.packages_distributions().get(sys.argv[1], [])))"
+)
+
+
+def _distributions(env: Environment, module: str) -> list[str]:
+    done = procs.run(
+        [str(env.python), "-c", _PROVIDERS, module], env=env.subprocess_env(), timeout=60
+    )
+    try:
+        found = json.loads(done.stdout or "[]")
+    except json.JSONDecodeError:
+        return []
+    return [str(name) for name in found] if isinstance(found, list) else []
 
 
 def _run_script(
