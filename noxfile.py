@@ -14,6 +14,10 @@
     nox -s <combination id> [-- CASE] run one combination (nox -l lists them, tagged by tier)
     nox -s bisect -- --package P --good V1 --bad V2 (--case ID | --script F.py) [--pin PKG==VER]
                                       the release of P where the case / script changed outcome
+    nox -s sweep -- --package P --from V1 --to V2 (--case ID | --script F.py) [--releases R]
+                                      the case / script on every release of P between V1 and V2
+    nox -s check -- (--case ID | --script F.py) --pin PKG==VER [--pin ...]
+                                      one environment, one verdict (git bisect run's exit codes)
     nox -s report [-- --results DIR --baseline FILE --issue N]
                                       re-render reports from stored results (runs nothing)
     nox -s tests                      the harness's own tests
@@ -91,17 +95,32 @@ def bisect(session: nox.Session) -> None:
     harness(session, "bisect", *session.posargs)
 
 
+@nox.session(python=False)
+def sweep(session: nox.Session) -> None:
+    """Every release of one package: -- --package P --from V1 --to V2 (--case ID | --script F)."""
+    # Options: repromatrix sweep --help. Exit 0 done, 2 bad input.
+    harness(session, "sweep", *session.posargs)
+
+
+@nox.session(python=False)
+def check(session: nox.Session) -> None:
+    """One verdict: -- (--case ID | --script F) --pin PKG==VER; exit 0 good, 1 bad, 125 skip."""
+    # Options: repromatrix check --help. 128 for bad input (stops git bisect run).
+    harness(session, "check", *session.posargs)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """The harness's own tests (pytest; e2e ones build real torch 2.13.0 CPU cells)."""
-    session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "test"))
+    # silent: the install's pages of output are shown only when it fails.
+    session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "test"), silent=True)
     session.run("pytest", "-n", "auto", *session.posargs)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff check, ruff format --check, and the stage packages' layers (import-linter)."""
-    session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
+    session.install(*nox.project.dependency_groups(PYPROJECT, "lint"), silent=True)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", "src", "tests", "noxfile.py")
     session.run("lint-imports", env=HARNESS_ENV)

@@ -51,8 +51,40 @@ def test_a_broken_matrix_is_one_line_and_a_non_zero_exit(repo_root, tmp_path):
     )
 
 
-@pytest.mark.parametrize("session", ["matrix", "tests", "lint"])
+@pytest.mark.parametrize("session", ["matrix", "tests", "lint", "bisect", "sweep", "check"])
 def test_named_sessions_have_a_description(repo_root, session):
     done = nox(repo_root, "-l", "--json", "-s", session)
     described = {s["session"]: s["description"] for s in json.loads(done.stdout)}
     assert described[session]
+
+
+@pytest.mark.parametrize(
+    ("session", "args", "code"),
+    [
+        ("check", ["--script", "missing.py", "--pin", "x==1"], 128),  # git bisect run stops
+        ("sweep", ["--package", "x", "--from", "1", "--to", "2", "--script", "missing.py"], 2),
+    ],
+)
+def test_check_and_sweep_sessions_call_the_command(repo_root, tmp_path, session, args, code):
+    done = nox(repo_root, "-s", session, "--", *args, cwd=tmp_path)
+    assert done.returncode != 0
+    assert "repromatrix: error: --script missing.py: no such file" in done.stdout + done.stderr
+    assert f"failed with exit code {code}" in done.stderr
+
+
+def test_installing_sessions_keep_pip_quiet(repo_root):
+    """tests and lint install silently: pages of installer output only when it fails."""
+    import ast
+
+    tree = ast.parse((repo_root / "noxfile.py").read_text())
+    installs = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "install"
+    ]
+    assert len(installs) >= 2
+    for call in installs:
+        silent = {k.arg: k.value for k in call.keywords}.get("silent")
+        assert isinstance(silent, ast.Constant) and silent.value is True, ast.unparse(call)

@@ -17,7 +17,9 @@ from repromatrix.bisect.check import (
     Probe,
     check,
     parse_pin_option,
+    run_check,
     unique_pins,
+    unpinned_import,
 )
 from repromatrix.bisect.search import ProbeOutcome
 from repromatrix.environment.indexes import IndexSettings
@@ -123,9 +125,43 @@ def script_check(tmp_path: Path, body: str, timeout: float = 60.0):
         (
             "raise RuntimeError('backward through the graph a second time')",
             ProbeOutcome.BAD,
-            "exit 1",
+            "exit 1: RuntimeError: backward through the graph a second time",
+        ),
+        # The last line of stderr when there is one, else of stdout.
+        (
+            "import sys; print('loss nan'); sys.exit('diverged at step 3')",
+            ProbeOutcome.BAD,
+            "exit 1: diverged at step 3",
+        ),
+        (
+            "import sys; print('step 1\\nloss nan'); sys.exit(2)",
+            ProbeOutcome.BAD,
+            "exit 2: loss nan",
         ),
         ("import sys; sys.exit(125)", ProbeOutcome.SKIP, "exit 125: untestable"),
+        # An import of a package nobody pinned: the environment is incomplete, not bad.
+        (
+            "import peft",
+            ProbeOutcome.SKIP,
+            "untestable (peft is not pinned): exit 1: ModuleNotFoundError: No module named 'peft'",
+        ),
+        (
+            "from unsloth_zoo.x import y",
+            ProbeOutcome.SKIP,
+            "untestable (unsloth-zoo is not pinned): exit 1: "
+            "ModuleNotFoundError: No module named 'unsloth_zoo'",
+        ),
+        # An import from the pinned package itself is the behaviour looked for: bad.
+        (
+            "raise ImportError(\"cannot import name 'Gone' from 'tiny_pkg' (x.py)\")",
+            ProbeOutcome.BAD,
+            "exit 1: ImportError: cannot import name 'Gone' from 'tiny_pkg' (x.py)",
+        ),
+        (
+            "raise ModuleNotFoundError(\"No module named 'tiny_pkg.sub'\")",
+            ProbeOutcome.BAD,
+            "exit 1: ModuleNotFoundError: No module named 'tiny_pkg.sub'",
+        ),
         ("import sys; sys.exit(3)", ProbeOutcome.BAD, "exit 3"),
         (
             "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)",
@@ -209,3 +245,67 @@ def test_case_outcome_is_the_verdict(
     observation = check(options, workdir=tmp_path / "work", name="1.0")
     assert observation.outcome is outcome
     assert observation.detail.startswith(detail), observation.detail
+
+
+def test_an_unpinned_import_in_a_case_is_untestable(tmp_path: Path, own_interpreter: list) -> None:
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "test_imports.py").write_text("def test_needs_peft():\n    import peft_absent_x\n")
+    options = CheckOptions(
+        pins=(parse_pin_option("tiny-pkg==1.0"),),
+        probe=Probe(case="test_imports.py::test_needs_peft", cases_root=cases).validated(),
+        index=IndexSettings(),
+    )
+    observation = check(options, workdir=tmp_path / "work", name="1.0")
+    assert observation.outcome is ProbeOutcome.SKIP, observation.detail
+    assert "peft-absent-x is not pinned" in observation.detail
+    assert "No module named 'peft_absent_x'" in observation.detail
+
+
+@pytest.mark.parametrize(
+    ("detail", "pins", "missing"),
+    [
+        ("exit 1: ModuleNotFoundError: No module named 'peft'", ["torch==2.13.0"], "peft"),
+        ("exit 1: ModuleNotFoundError: No module named 'peft'", ["peft>=0.15"], None),
+        ("exit 1: ModuleNotFoundError: No module named 'peft'", ["peft=null"], "peft"),
+        ("exit 1: ImportError: cannot import name 'X' from 'trl.core'", ["peft=latest"], "trl"),
+        ("exit 1: RuntimeError: No module named 'peft'", ["torch==2.13.0"], None),
+        ("exit 1", [], None),
+    ],
+)
+def test_unpinned_import(detail: str, pins: list[str], missing: str | None) -> None:
+    assert unpinned_import(detail, [parse_pin_option(p) for p in pins]) == missing
+
+
+def test_check_prints_what_floating_pins_resolved_to(tmp_path: Path, own_interpreter: list) -> None:
+    script = tmp_path / "repro.py"
+    script.write_text("print('fine')\n")
+    options = CheckOptions(
+        pins=(parse_pin_option("tiny-pkg>=0.5"), parse_pin_option("other==2.0")),
+        probe=Probe(script=script),
+        index=IndexSettings(),
+    )
+    said: list[str] = []
+    told: list[str] = []
+    assert run_check(options, say=said.append, tell=told.append) == 0
+    assert "resolved: tiny-pkg>=0.5 -> 1.0" in said
+    assert not any("other" in line for line in said if line.startswith("resolved:"))
+    assert told[0].startswith("good: script repro.py with tiny-pkg>=0.5 other==2.0")
+
+
+@pytest.mark.parametrize(("pin", "outcome"), [("pyyaml==6.0", "bad"), ("tiny-pkg==1.0", "skip")])
+def test_a_module_is_matched_to_the_distribution_that_provides_it(
+    tmp_path: Path, own_interpreter: list, pin: str, outcome: str
+) -> None:
+    """``yaml`` is PyYAML's module (asked of the environment's importlib.metadata): an
+    import error from it is the pinned package's behaviour when PyYAML is pinned."""
+    script = tmp_path / "repro.py"
+    script.write_text("raise ImportError(\"cannot import name 'Gone' from 'yaml' (x.py)\")\n")
+    options = CheckOptions(
+        pins=(parse_pin_option(pin),),
+        probe=Probe(script=script).validated(),
+        index=IndexSettings(),
+    )
+    observation = check(options, workdir=tmp_path / "work", name="1.0")
+    assert observation.outcome.value == outcome, observation.detail
+    assert observation.detail.endswith("ImportError: cannot import name 'Gone' from 'yaml' (x.py)")

@@ -111,7 +111,18 @@ def test_default_packages_cover_the_stack(write_matrix):
         ),
         (
             "tiers: {smoke: [{id: a, torch: 2.13}]}",
-            "matrix.yaml: tiers.smoke[0].torch: 2.13 is a number; quote versions, e.g. '2.13'",
+            "matrix.yaml: tiers.smoke[0].torch: 2.13 is a number; quote it: '2.13'",
+        ),
+        # The hint quotes what was written, not the number YAML made of it.
+        (
+            "tiers: {smoke: [{id: a, transformers: 4.50}]}",
+            "matrix.yaml: tiers.smoke[0].transformers: 4.50 is a number "
+            "(YAML reads it as 4.5); quote it: '4.50'",
+        ),
+        (
+            "tiers: {smoke: [{id: a, torch: '2.13.0', python: 3.10}]}",
+            "matrix.yaml: tiers.smoke[0].python: 3.10 is a number "
+            "(YAML reads it as 3.1); quote it: '3.10'",
         ),
         (
             "tiers: {smoke: []}",

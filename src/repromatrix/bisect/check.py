@@ -10,11 +10,16 @@ A probe is either
   125 = untestable, anything else = bad (a crash or a time-out included).
 
 An environment that cannot be built with the pins is untestable (skip), as in
-git bisect: it says nothing about the behaviour being looked for.
+git bisect: it says nothing about the behaviour being looked for. So is a probe
+that dies importing a package nobody pinned (ModuleNotFoundError / ImportError
+naming a module of no pinned package): the environment lacks what the probe
+needs, and calling that "bad" would bisect the wrong bug. A failure's detail
+ends with the error's last line ("exit 1: RuntimeError: ..."), not only "exit 1".
 """
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 import time
@@ -22,13 +27,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from repromatrix import procs
 from repromatrix.bisect.search import Observation, ProbeOutcome
 from repromatrix.environment import Environment, EnvRequest, EnvStore, IndexSettings, InstallError
 from repromatrix.errors import UserError
 from repromatrix.execution.runner import CaseRecord, CaseRunner, run_script
-from repromatrix.matrix.pins import Pin, parse_pin, pin_text
+from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
 from repromatrix.outcomes import COLLECTION_ID
 from repromatrix.redact import machine_places, redact_text, shorten_paths
 
@@ -36,6 +43,13 @@ EXIT_CODES = {ProbeOutcome.GOOD: 0, ProbeOutcome.BAD: 1, ProbeOutcome.SKIP: 125}
 SCRIPT_SKIP = 125
 OUTPUT_TAIL = 4000  # characters of a script's output kept per step
 
+# The last line of a Python traceback that says an import failed, and the module it names:
+# "ModuleNotFoundError: No module named 'peft.tuners'", "ImportError: cannot import name
+# 'X' from 'peft' (...)".
+_IMPORT_ERROR = re.compile(
+    r"(?:^|: )(?:ModuleNotFoundError|ImportError): "
+    r"(?:No module named '(?P<missing>[^']+)'|cannot import name '[^']+' from '(?P<source>[^']+)')"
+)
 _PIN = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(.*?)\s*$")
 
 
@@ -177,29 +191,87 @@ def check(
     }
     probe = options.probe
     if probe.script is not None:
-        outcome, detail, output = _run_script(env, probe)
         places = machine_places(env=env.root, script=probe.script.parent)
+        outcome, detail, output = _run_script(env, probe, lambda t: shorten_paths(t, places))
         output = shorten_paths(redact_text(output), places)
         (workdir / f"{name}.run.log").write_text(output)
         extra["output_tail"] = output[-OUTPUT_TAIL:]
     else:
         outcome, detail = _run_case(env, probe, workdir, name)
+    if outcome is ProbeOutcome.BAD and (
+        missing := unpinned_import(detail, options.pins, lambda m: _distributions(env, m))
+    ):
+        outcome = ProbeOutcome.SKIP
+        detail = f"untestable ({missing} is not pinned): {detail}"
     return Observation(outcome, detail, time.monotonic() - started, extra)
 
 
-def _run_script(env: Environment, probe: Probe) -> tuple[ProbeOutcome, str, str]:
+def unpinned_import(
+    detail: str,
+    pins: Sequence[Pin],
+    distributions: Callable[[str], list[str]] = lambda _module: [],
+) -> str | None:
+    """The top-level module a failed import names, when no pin is for it (None
+    otherwise, or when ``detail`` holds no import error). A module is a pinned
+    package's by name (``peft``; ``unsloth_zoo`` is ``unsloth-zoo``) or by the
+    distributions that provide it in the environment (``PIL`` is ``pillow``'s)."""
+    match = _IMPORT_ERROR.search(detail)
+    if match is None:
+        return None
+    module = (match.group("missing") or match.group("source")).split(".", 1)[0]
+    pinned = {pin.package for pin in pins if pin.kind is not PinKind.ABSENT}
+    if canonicalize_name(module) in pinned:
+        return None
+    if any(canonicalize_name(name) in pinned for name in distributions(module)):
+        return None
+    return canonicalize_name(module)
+
+
+# importlib.metadata in the environment: the distributions that provide a top-level module.
+_PROVIDERS = (
+    "import importlib.metadata as m, json, sys; "
+    "print(json.dumps(m.packages_distributions().get(sys.argv[1], [])))"
+)
+
+
+def _distributions(env: Environment, module: str) -> list[str]:
+    done = procs.run(
+        [str(env.python), "-c", _PROVIDERS, module], env=env.subprocess_env(), timeout=60
+    )
+    try:
+        found = json.loads(done.stdout or "[]")
+    except json.JSONDecodeError:
+        return []
+    return [str(name) for name in found] if isinstance(found, list) else []
+
+
+def _run_script(
+    env: Environment, probe: Probe, shorten: Callable[[str], str]
+) -> tuple[ProbeOutcome, str, str]:
     assert probe.script is not None
     done = run_script(env, probe.script, timeout=probe.timeout)
     output = done.stdout + ("\n" if done.stdout and done.stderr else "") + done.stderr
+    said = shorten(redact_text(last_line(done.stderr) or last_line(done.stdout)))
     if done.timed_out:
         return ProbeOutcome.BAD, f"timed out after {probe.timeout:.0f} s", output
     if done.returncode == 0:
         return ProbeOutcome.GOOD, "exit 0", output
     if done.returncode == SCRIPT_SKIP:
-        return ProbeOutcome.SKIP, f"exit {SCRIPT_SKIP}: untestable", output
+        return ProbeOutcome.SKIP, _with(f"exit {SCRIPT_SKIP}: untestable", said), output
     if done.returncode < 0:
-        return ProbeOutcome.BAD, f"killed by signal {-done.returncode}", output
-    return ProbeOutcome.BAD, f"exit {done.returncode}", output
+        return ProbeOutcome.BAD, _with(f"killed by signal {-done.returncode}", said), output
+    return ProbeOutcome.BAD, _with(f"exit {done.returncode}", said), output
+
+
+def last_line(text: str) -> str:
+    """The last non-blank line of a program's output, one line of at most 300
+    characters: a traceback's last line is the error itself."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return _one_line(lines[-1]) if lines else ""
+
+
+def _with(head: str, said: str) -> str:
+    return f"{head}: {said}" if said else head
 
 
 def _run_case(env: Environment, probe: Probe, workdir: Path, name: str) -> tuple[ProbeOutcome, str]:
@@ -272,11 +344,25 @@ def run_check(options: CheckOptions, *, say: Log = print, tell: Log = print) -> 
                 if path.exists() and path.read_text().strip():
                     lines = path.read_text().strip().splitlines()[-20:]
                     say("\n".join(lines))
+    floating = resolved_floating(options.pins, observation.extra.get("resolved") or {})
+    if floating:
+        say(f"resolved: {floating}")
     tell(
         f"{observation.outcome.value}: {probe.label} with {pins_text(options.pins)} "
         f"({observation.detail}, {observation.seconds:.1f}s)"
     )
     return EXIT_CODES[observation.outcome]
+
+
+def resolved_floating(pins: Sequence[Pin], resolved: dict[str, str]) -> str:
+    """What the pins that name no exact version resolved to, for the console:
+    ``peft>=0.15 -> 0.17.1, trl=latest -> 0.26.2`` (empty when all pins are exact)."""
+    shown = [
+        f"{pin_text(pin)} -> {resolved.get(pin.package, 'not installed')}"
+        for pin in pins
+        if pin.kind not in (PinKind.EXACT, PinKind.ABSENT)
+    ]
+    return ", ".join(shown)
 
 
 def pins_text(pins: Sequence[Pin]) -> str:

@@ -60,7 +60,7 @@ class Observation:
     """What testing one candidate gave."""
 
     outcome: ProbeOutcome
-    detail: str = ""  # one line: "exit 1", "install-error: ...", a case's message
+    detail: str = ""  # one line: "exit 1: <error>", "install-error: ...", a case's message
     seconds: float = 0.0
     extra: dict = field(default_factory=dict, compare=False)  # for reports
 

@@ -54,6 +54,22 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+class WrittenFloat(float):
+    """A YAML float that keeps the text it was written as: ``4.50`` is the number 4.5,
+    and the error asking to quote it must say '4.50' (pins.number_hint)."""
+
+    written: str
+
+
+def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+    value = WrittenFloat(loader.construct_yaml_float(node))
+    value.written = str(node.value)
+    return value
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+
+
 def load_matrix(path: str | Path, *, cases: Path | None = None) -> Matrix:
     """Read and validate a matrix file. ``cases`` is the cases folder that the
     ``cases:`` selections must exist in (default: ``cases/`` beside the file, when

@@ -37,7 +37,7 @@ from packaging.utils import canonicalize_name
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from repromatrix.errors import UserError
-from repromatrix.matrix.pins import Pin
+from repromatrix.matrix.pins import Pin, number_hint
 
 SCHEMA_VERSION = 1
 
@@ -64,7 +64,7 @@ DEFAULT_PACKAGES = (
 )
 
 # Session names the noxfile defines itself; a combination may not shadow them.
-RESERVED_IDS = frozenset({"matrix", "tests", "lint", "report", "bisect"})
+RESERVED_IDS = frozenset({"matrix", "tests", "lint", "report", "bisect", "sweep", "check"})
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 DEFAULT_CASE_TIMEOUT = 300.0
@@ -118,7 +118,7 @@ class Settings(BaseModel):
     @classmethod
     def _python_is_text(cls, value: Any) -> Any:
         if isinstance(value, float):
-            raise ValueError(f"{value!r} is a number; quote it, e.g. '{value}'")
+            raise ValueError(number_hint(value))
         return value
 
 

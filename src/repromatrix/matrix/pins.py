@@ -64,6 +64,15 @@ class Pin:
         return self.spec if self.kind is not PinKind.ABSENT else "null"
 
 
+def number_hint(value: float) -> str:
+    """The error for a version YAML read as a number, quoting what the user wrote:
+    ``4.50 is a number (YAML reads it as 4.5); quote it: '4.50'``. The matrix loader
+    keeps a float's text as ``value.written``; without it, the number's own text."""
+    written = getattr(value, "written", None) or repr(value)
+    read = f" (YAML reads it as {float(value)!r})" if written != repr(value) else ""
+    return f"{written} is a number{read}; quote it: '{written}'"
+
+
 def parse_pin(package: str, raw: object) -> Pin:
     """Parse one package's spec; ValueError carries a message fit for a one-line error."""
     name = canonicalize_name(package)
@@ -72,7 +81,7 @@ def parse_pin(package: str, raw: object) -> Pin:
     if not isinstance(raw, str):
         if isinstance(raw, (int, float)) and not isinstance(raw, bool):
             # YAML reads 4.50 as the float 4.5: refuse rather than guess.
-            raise ValueError(f"{raw!r} is a number; quote versions, e.g. '{raw}'")
+            raise ValueError(number_hint(raw))
         raise ValueError(f"{raw!r} is not a version, specifier, 'latest', 'system' or null")
     text = raw.strip()
     if text in ("latest", "system"):

@@ -1,0 +1,285 @@
+"""What a sweep leaves behind: reports/sweep/<package>-<from>-<to>/
+
+    sweep.json          every release tested (schema below), rewritten as results come in
+    sweep.md            for an issue: the results collapsed into ranges, the transitions,
+                        a non-monotone warning, the table, the command (details block)
+    reproduce-<version>.py
+                        one per bad release: a standalone PEP 723 script that re-runs the
+                        probe with that release's exact pins (``uv run reproduce-….py``)
+    steps/              per release: <version>.install.log, <version>.run.log
+
+sweep.json (schema 1): package, from, to, releases (all | latest-patch |
+first-and-last-patch), candidates, results [{version, outcome: good | bad | skip,
+seconds, message, installed, environment}], ranges [{first, last, outcome, count}],
+transitions [{before, after, old, new, between, untested, bisect}], monotone, reproducers
+{version: file}, plus what reproduces the sweep (command, pins, probe, index, as_of).
+Fields are added, never renamed. No absolute path of the machine appears in it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repromatrix.redact import URL_CREDENTIALS, redact, redact_text
+from repromatrix.results import write_json_atomic, write_text_atomic
+
+SCHEMA_VERSION = 1
+RANGE_DASH = "–"  # en dash: "4.50.3–4.57.6"
+# A PEP 723 block already in the user's script: replaced by the reproducer's own.
+_SCRIPT_BLOCK = re.compile(r"(?ms)^# /// script[ \t]*$.*?^# ///[ \t]*$\n?")
+
+
+class ResultRecord(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    version: str
+    outcome: str  # good | bad | skip
+    seconds: float
+    message: str = ""  # the error's last line ("" when good)
+    installed: str | None = None  # the version the environment really has
+    environment: str | None = None  # identity (16 hex digits), None when not built
+    python: str | None = None  # the environment's interpreter
+    resolved: dict[str, str] = {}  # every distribution of the environment -> version
+
+
+class Range(BaseModel):
+    """Consecutive tested releases with one outcome."""
+
+    first: str
+    last: str
+    outcome: str
+    count: int
+
+    def text(self) -> str:
+        span = self.first if self.first == self.last else f"{self.first}{RANGE_DASH}{self.last}"
+        return f"{span} {self.outcome}"
+
+
+class Transition(BaseModel):
+    """Where the outcome changes between two tested releases (skips in between
+    are listed: the change is somewhere among them)."""
+
+    before: str
+    after: str
+    old: str
+    new: str
+    between: list[str] = []  # skipped releases between before and after
+    untested: int = 0  # releases between them that the selection (--releases) left out
+    bisect: str = ""  # the bisect command that finds the exact release, when untested > 0
+
+    def text(self) -> str:
+        gap = f" (untestable between: {', '.join(self.between)})" if self.between else ""
+        line = f"{self.old} → {self.new} between {self.before} and {self.after}{gap}"
+        if self.untested:
+            many = "s" if self.untested != 1 else ""
+            line += f"; {self.untested} release{many} between them not tested"
+        return line
+
+
+class SweepRecord(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    schema_: int = Field(default=SCHEMA_VERSION, alias="schema")
+    package: str
+    from_: str = Field(alias="from")
+    to: str
+    releases: str = "all"
+    status: str = "running"  # running | done | interrupted
+    candidates: list[str] = []
+    results: list[ResultRecord] = []
+    ranges: list[Range] = []
+    transitions: list[Transition] = []
+    monotone: bool = True
+    summary: str = ""  # the one line printed at the end
+    reproducers: dict[str, str] = {}  # bad version -> reproducer file name
+    seconds: float = 0.0
+    started: str = ""
+    finished: str = ""
+    jobs: int = 1
+    pins: list[str] = []
+    probe: dict[str, Any] = {}
+    index: dict[str, Any] = {}
+    as_of: str | None = None  # uv's exclude-newer, when the sweep was run "as of" a date
+    python: str | None = None
+    command: str = ""
+    repromatrix: str = ""
+
+    def dump(self) -> dict[str, Any]:
+        return redact(self.model_dump(mode="json", by_alias=True))
+
+
+# --------------------------------------------------------------------------- sweep.md
+
+
+def summary_line(record: SweepRecord) -> str:
+    """``tiny-pkg: 1.0.0–1.2.0 good · 1.3.0–2.0.0 bad (9 releases, 1 transition)``."""
+    ranges = " · ".join(r.text() for r in record.ranges) or "nothing tested"
+    flips = len(record.transitions)
+    counted = f"{len(record.results)} release{'s' if len(record.results) != 1 else ''}"
+    counted += f", {flips} transition{'s' if flips != 1 else ''}"
+    if not record.monotone:
+        counted += ", NON-MONOTONE"
+    return f"{record.package}: {ranges} ({counted})"
+
+
+def markdown(record: SweepRecord, script_text: str | None = None) -> str:
+    probe = record.probe.get("case") or record.probe.get("script") or "?"
+    lines = [
+        f"## Sweep: {record.package} {record.from_} … {record.to}",
+        "",
+        f"**{' · '.join(r.text() for r in record.ranges) or 'nothing tested'}**",
+        "",
+        f"{len(record.results)} releases ({record.releases}) with `{probe}`"
+        + (f", other pins: `{' '.join(record.pins)}`" if record.pins else "")
+        + (f", as of {record.as_of}" if record.as_of else ""),
+    ]
+    if record.status != "done":
+        lines += ["", f"> Sweep {record.status}: the table shows what was tested so far."]
+    if record.transitions:
+        lines += ["", "Transitions:", ""]
+        for transition in record.transitions:
+            lines.append(f"- {transition.text()}")
+            if transition.bisect:
+                lines.append(f"  (narrow it: `{transition.bisect}`)")
+    if not record.monotone:
+        lines += [
+            "",
+            f"> **Non-monotone:** the outcome flips {len(record.transitions)} times in this "
+            "range; a bisect over it would report only one of these transitions. Bisect "
+            "between the two releases of one transition instead.",
+        ]
+    lines += ["", "| version | outcome | seconds | message |", "|---|---|---:|---|"]
+    for result in record.results:
+        repro = record.reproducers.get(result.version)
+        message = _cell(result.message) + (f" (`{repro}`)" if repro else "")
+        lines.append(f"| {result.version} | {result.outcome} | {result.seconds:.1f} | {message} |")
+    if record.reproducers:
+        lines += [
+            "",
+            "Each bad release has a standalone reproducer beside this file: "
+            f"`uv run {next(iter(record.reproducers.values()))}`.",
+        ]
+    lines += ["", "<details>", "<summary>command and environment</summary>", "", "Reproduce with:"]
+    lines += ["", "```", record.command, "```", ""]
+    if record.index:
+        shown = "; ".join(
+            f"{key}: {', '.join(value) if isinstance(value, list) else value}"
+            for key, value in record.index.items()
+        )
+        lines.append(f"Index: {shown}")
+    if record.python:
+        lines.append(f"Python: {record.python}")
+    if script_text is not None:
+        lines += ["", "```python", redact_text(script_text).rstrip("\n"), "```"]
+    lines += ["", f"swept with repromatrix {record.repromatrix}", "", "</details>", ""]
+    return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return redact_text(text).replace("|", "\\|").replace("\n", " ")
+
+
+# --------------------------------------------------------------------------- reproducers
+
+
+def reproducer_name(version: str) -> str:
+    return f"reproduce-{version}.py"
+
+
+def reproducer(
+    *,
+    requirements: list[str],
+    index: dict[str, Any],
+    body: str,
+    python: str | None = None,
+    exclude_newer: str | None = None,
+    header: str = "",
+) -> str:
+    """A PEP 723 script: ``dependencies`` with the exact pins, ``[tool.uv]`` with the
+    index settings (no credentials: uv takes them from its keyring / netrc / env),
+    exclude-newer when the sweep ran as of a date, then the probe's code."""
+    lines = ["# /// script"]
+    if python:
+        lines.append(f'# requires-python = ">={python}"')
+    lines.append("# dependencies = [")
+    lines += [f"#   {_toml_string(r)}," for r in requirements]
+    lines.append("# ]")
+    uv: list[str] = []
+    if index.get("no_index"):
+        uv.append("# no-index = true")
+    if index.get("index_url"):
+        uv.append(f"# index-url = {_toml_string(index['index_url'])}")
+    for key, setting in (("extra_index_urls", "extra-index-url"), ("find_links", "find-links")):
+        if index.get(key):
+            uv.append(f"# {setting} = [{', '.join(map(_toml_string, index[key]))}]")
+    if exclude_newer:
+        uv.append(f"# exclude-newer = {_toml_string(exclude_newer)}")
+    if uv:
+        lines += ["# [tool.uv]", *uv]
+    lines.append("# ///")
+    text = "\n".join(lines) + "\n"
+    if header:
+        text += "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines())
+    return text + _SCRIPT_BLOCK.sub("", body, count=1)
+
+
+def portable_index(locations: list[tuple[str, str]]) -> tuple[dict[str, Any], list[str]]:
+    """The sources a sweep read ((kind, location), the default index first) as
+    ``[tool.uv]`` settings fit for another machine: credentials stripped from URLs
+    (userinfo removed, not masked, so uv can take them from its own configuration);
+    local folders and file:// indexes left out and returned as notes."""
+    settings: dict[str, Any] = {}
+    notes: list[str] = []
+    first_index = True
+    for kind, location in locations:
+        if location.startswith("file:") or "://" not in location:
+            name = location.rstrip("/").rsplit("/", 1)[-1]
+            notes.append(f"this sweep also read a local {kind} ({name}); point uv at your copy")
+            first_index = first_index and kind != "index"
+            continue
+        url = redact_text(URL_CREDENTIALS.sub("://", location))
+        if kind == "index" and first_index:
+            if url.rstrip("/") != "https://pypi.org/simple":
+                settings["index_url"] = url
+            first_index = False
+        elif kind == "index":
+            settings.setdefault("extra_index_urls", []).append(url)
+        else:
+            settings.setdefault("find_links", []).append(url)
+    return settings, list(dict.fromkeys(notes))
+
+
+def case_body(case: str) -> str:
+    """The probe of a case: pytest on it, from the folder that holds cases/."""
+    return (
+        '"""Run from the folder that holds cases/ (the repository of the matrix)."""\n\n'
+        "import subprocess\nimport sys\n\n"
+        f"case = {case!r}\n"
+        'sys.exit(subprocess.call([sys.executable, "-m", "pytest", "-q", "cases/" + case]))\n'
+    )
+
+
+def _toml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def write(
+    folder: Path,
+    record: SweepRecord,
+    *,
+    script_text: str | None = None,
+    reproducers: dict[str, str] | None = None,
+) -> None:
+    """sweep.json, sweep.md and the reproducers (name -> text) into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in (reproducers or {}).items():
+        write_text_atomic(folder / name, redact_text(text))
+    write_json_atomic(folder / "sweep.json", record.dump())
+    write_text_atomic(folder / "sweep.md", markdown(record, script_text))

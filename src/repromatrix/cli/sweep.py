@@ -1,0 +1,93 @@
+"""The ``sweep`` command of the command line (cli/app.py adds it).
+
+    repromatrix sweep --package NAME --from V1 --to V2 (--case ID | --script F.py)
+                      [--releases all|latest-patch|first-and-last-patch] [--pin PKG==VER ...]
+                      [--jobs N] [--pre] [--wheelhouse DIR] [--issue N]
+
+Exit status: 0 done (whatever the outcomes), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
+from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
+from repromatrix.cli.bisect import _probe_options  # the probe options bisect and check share
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    sweep = commands.add_parser(
+        "sweep",
+        help="run a case or script on every release of one package between two versions",
+        description="Test each selected release of one package between --from and --to, each "
+        "in its own environment, and collapse the outcomes into ranges. Writes "
+        "reports/sweep/<package>-<from>-<to>/sweep.json, sweep.md and a reproducer script "
+        "per bad release. Exit status: 0 done, 2 bad input.",
+    )
+    sweep.add_argument("--package", required=True, help="the package whose releases are swept")
+    sweep.add_argument("--from", dest="start", required=True, metavar="VERSION", help="one end")
+    sweep.add_argument("--to", dest="end", required=True, metavar="VERSION", help="the other end")
+    sweep.add_argument(
+        "--releases",
+        choices=[r.value for r in Releases],
+        default=Releases.ALL.value,
+        help="all; latest-patch: the newest patch of each minor series; first-and-last-patch: "
+        "its oldest and newest (default: %(default)s)",
+    )
+    sweep.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="releases tested at once, each in its own environment (default: %(default)s)",
+    )
+    sweep.add_argument("--pre", action="store_true", help="include pre-releases")
+    sweep.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports/sweep"),
+        help="where the report folder goes (default: %(default)s)",
+    )
+    sweep.add_argument(
+        "--issue",
+        type=int,
+        metavar="N",
+        help="post sweep.md as a comment on GitHub issue N with gh "
+        "(prints the gh command when gh is missing or not logged in)",
+    )
+    _probe_options(sweep)
+
+
+def run_command(args: argparse.Namespace) -> int | None:
+    """Run ``sweep``; None for any other command."""
+    if args.command != "sweep":
+        return None
+    options = SweepOptions(
+        package=args.package,
+        start=args.start,
+        end=args.end,
+        probe=Probe(
+            case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout
+        ),
+        pins=unique_pins([parse_pin_option(p) for p in args.pin]),
+        releases=Releases(args.releases),
+        jobs=args.jobs,
+        pre=args.pre,
+        wheelhouse=args.wheelhouse,
+        out=args.out,
+        python=args.python,
+        env_dir=args.env_dir,
+        install_timeout=args.install_timeout,
+        issue=args.issue,
+        # issue I's --as-of, once the probe options have it (sweep refuses it until then)
+        as_of=getattr(args, "as_of", None),
+    )
+    try:
+        _record, code = run_sweep(options)
+    except KeyboardInterrupt:
+        print("repromatrix: interrupted; the releases done are in sweep.json", file=sys.stderr)
+        return 130
+    return code

@@ -1,0 +1,147 @@
+"""The pure parts of a sweep: which releases are tested, how outcomes collapse into
+ranges and transitions, when a range is non-monotone, and what a reproducer says."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from packaging.version import Version
+
+from repromatrix.bisect.sweep import Releases, collapse, is_monotone, select, transitions
+from repromatrix.bisect.sweep_report import (
+    SweepRecord,
+    markdown,
+    portable_index,
+    reproducer,
+    summary_line,
+)
+
+VERSIONS = [
+    Version(v)
+    for v in ["4.50.0", "4.50.3", "4.51.0", "4.51.1", "4.51.3", "4.57.6", "5.0.0", "5.2.0"]
+]
+
+
+@pytest.mark.parametrize(
+    ("releases", "expected"),
+    [
+        (Releases.ALL, [str(v) for v in VERSIONS]),
+        (Releases.LATEST_PATCH, ["4.50.3", "4.51.3", "4.57.6", "5.0.0", "5.2.0"]),
+        (
+            Releases.FIRST_AND_LAST_PATCH,
+            ["4.50.0", "4.50.3", "4.51.0", "4.51.3", "4.57.6", "5.0.0", "5.2.0"],
+        ),
+    ],
+)
+def test_release_selection(releases: Releases, expected: list[str]) -> None:
+    assert [str(v) for v in select(list(reversed(VERSIONS)), releases)] == expected
+
+
+def test_latest_patch_orders_by_pep440_not_text() -> None:
+    versions = [Version(v) for v in ["1.9.0", "1.10.0", "1.10.2", "1.10.10", "2025.11.3"]]
+    assert [str(v) for v in select(versions, Releases.LATEST_PATCH)] == [
+        "1.9.0",
+        "1.10.10",
+        "2025.11.3",
+    ]
+
+
+def outcomes(text: str) -> list[tuple[str, str]]:
+    """'1.0 good, 1.1 bad' -> [("1.0", "good"), ("1.1", "bad")]."""
+    return [tuple(part.split()) for part in text.split(", ")]  # type: ignore[misc]
+
+
+def test_one_flip_collapses_into_two_ranges() -> None:
+    results = outcomes("4.50.3 bad, 4.51.3 bad, 4.57.6 bad, 5.0.0 good, 5.2.0 good")
+    assert " · ".join(r.text() for r in collapse(results)) == "4.50.3–4.57.6 bad · 5.0.0–5.2.0 good"
+    found = transitions(results)
+    assert [t.text() for t in found] == ["bad → good between 4.57.6 and 5.0.0"]
+    assert is_monotone(found)
+
+
+def test_skips_interrupt_ranges_and_widen_a_transition() -> None:
+    results = outcomes("1.0 good, 1.1 skip, 1.2 skip, 1.3 bad, 1.4 bad")
+    assert [r.text() for r in collapse(results)] == ["1.0 good", "1.1–1.2 skip", "1.3–1.4 bad"]
+    (flip,) = transitions(results)
+    assert (flip.before, flip.after, flip.between) == ("1.0", "1.3", ["1.1", "1.2"])
+    # A skip between two releases of one outcome is not a transition.
+    assert transitions(outcomes("1.0 bad, 1.1 skip, 1.2 bad")) == []
+
+
+def test_more_than_one_flip_is_non_monotone() -> None:
+    results = outcomes("1.0 good, 1.1 bad, 1.2 good, 1.3 bad")
+    found = transitions(results)
+    assert [(t.before, t.after) for t in found] == [("1.0", "1.1"), ("1.1", "1.2"), ("1.2", "1.3")]
+    assert not is_monotone(found)
+    record = SweepRecord(
+        package="tiny-pkg",
+        **{"from": "1.0"},
+        to="1.3",
+        results=[],
+        ranges=collapse(results),
+        transitions=found,
+        monotone=False,
+        status="done",
+    )
+    text = markdown(record)
+    assert "**Non-monotone:** the outcome flips 3 times" in text
+    assert "NON-MONOTONE" in summary_line(record)
+    assert "1.0 good · 1.1 bad · 1.2 good · 1.3 bad" in text
+
+
+@given(st.lists(st.sampled_from(["good", "bad", "skip"]), max_size=30))
+def test_ranges_cover_every_result_once_and_flips_match(sequence: list[str]) -> None:
+    results = [(f"1.{i}", outcome) for i, outcome in enumerate(sequence)]
+    ranges = collapse(results)
+    assert sum(r.count for r in ranges) == len(results)
+    assert all(a.outcome != b.outcome for a, b in itertools.pairwise(ranges))
+    tested = [o for o in sequence if o != "skip"]
+    flips = sum(a != b for a, b in itertools.pairwise(tested))
+    assert len(transitions(results)) == flips
+
+
+def test_portable_index_strips_credentials_and_local_paths() -> None:
+    settings, notes = portable_index(
+        [
+            ("index", "https://alice:s3cret-token@mirror.example/simple/"),
+            ("index", "file:///home/someone/simple"),
+            ("find-links", "/opt/wheels"),
+            ("find-links", "https://download.example/whl/cpu"),
+        ]
+    )
+    assert settings == {
+        "index_url": "https://mirror.example/simple/",
+        "find_links": ["https://download.example/whl/cpu"],
+    }
+    assert "alice" not in str(settings) and "s3cret" not in str(settings)
+    assert len(notes) == 2 and all("/home/someone" not in n and "/opt" not in n for n in notes)
+    # PyPI is uv's default: nothing to say.
+    assert portable_index([("index", "https://pypi.org/simple/")]) == ({}, [])
+
+
+def test_reproducer_is_a_pep723_script_with_exact_pins() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    body = "# /// script\n# dependencies = ['old']\n# ///\nimport tiny_pkg\nprint(1)\n"
+    text = reproducer(
+        requirements=["tiny-pkg==1.3.0", "torch==2.13.0"],
+        index={"index_url": "https://mirror.example/simple/", "extra_index_urls": ["https://x/"]},
+        body=body,
+        python="3.12",
+        exclude_newer="2026-01-01T00:00:00Z",
+        header="tiny-pkg 1.3.0 was bad\n",
+    )
+    block = text.split("# /// script\n", 1)[1].split("# ///\n", 1)[0]
+    metadata = tomllib.loads("\n".join(line[2:] for line in block.splitlines()))
+    assert metadata["dependencies"] == ["tiny-pkg==1.3.0", "torch==2.13.0"]
+    assert metadata["requires-python"] == ">=3.12"
+    assert metadata["tool"]["uv"] == {
+        "index-url": "https://mirror.example/simple/",
+        "extra-index-url": ["https://x/"],
+        "exclude-newer": "2026-01-01T00:00:00Z",
+    }
+    assert text.count("# /// script") == 1, "the script's own block is replaced"
+    assert text.endswith("import tiny_pkg\nprint(1)\n")
+    assert "# tiny-pkg 1.3.0 was bad\n" in text

@@ -1,0 +1,314 @@
+"""A whole sweep with real environments: a find-links folder of tiny pure-Python
+wheels (built here), uv environments, a --script probe, two at a time; then the
+report folder, the reproducers (run with ``uv run``) and the command line's errors."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from repromatrix import cli
+from repromatrix.bisect.check import Probe
+from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
+from repromatrix.environment import IndexSettings
+from repromatrix.errors import UserError
+
+PACKAGE = "repromatrix-sweep-fake"
+MODULE = "repromatrix_sweep_fake"
+# version -> does it have the bug? Broken in 1.1.x, fixed in 1.2.0, broken again in 2.0.
+BROKEN = {
+    "1.0.0": False,
+    "1.1.0": True,
+    "1.1.1": True,
+    "1.2.0": False,
+    "1.2.1": False,
+    "2.0.0": True,
+}
+PROBE = f"""\
+import {MODULE}
+
+if {MODULE}.BROKEN:
+    raise RuntimeError("sum is " + str({MODULE}.total([1, 2])))
+print("ok")
+"""
+
+
+def tiny_wheel(folder: Path, version: str, broken: bool) -> Path:
+    """An installable pure-Python wheel of PACKAGE (METADATA, WHEEL, RECORD)."""
+    dist = f"{MODULE}-{version}"
+    files = {
+        f"{MODULE}/__init__.py": (
+            f"BROKEN = {broken}\n\n\ndef total(values):\n"
+            f"    return sum(values) + {1 if broken else 0}\n"
+        ),
+        f"{dist}.dist-info/METADATA": (
+            f"Metadata-Version: 2.1\nName: {PACKAGE}\nVersion: {version}\n"
+        ),
+        f"{dist}.dist-info/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+    }
+    record = []
+    for name, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{name},sha256={digest.decode()},{len(text.encode())}")
+    record.append(f"{dist}.dist-info/RECORD,,")
+    files[f"{dist}.dist-info/RECORD"] = "\n".join(record) + "\n"
+    path = folder / f"{dist}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as wheel:
+        for name, text in files.items():
+            wheel.writestr(name, text)
+    return path
+
+
+@pytest.fixture
+def wheels(tmp_path: Path) -> Path:
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    for version, broken in BROKEN.items():
+        tiny_wheel(folder, version, broken)
+    return folder
+
+
+@pytest.fixture
+def probe(tmp_path: Path) -> Path:
+    path = tmp_path / "probe.py"
+    path.write_text(PROBE)
+    return path
+
+
+def index_with(wheels: Path) -> IndexSettings:
+    """The machine's own configuration (PyPI or a mirror, for pytest, which every
+    environment gets) plus the folder of tiny wheels."""
+    return IndexSettings.from_environment().overlaid(find_links=(str(wheels),))
+
+
+def test_a_sweep_finds_every_flip_and_writes_reproducers(
+    tmp_path: Path, wheels: Path, probe: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    said: list[str] = []
+    record, code = run_sweep(
+        SweepOptions(
+            package=PACKAGE,
+            start="1.0.0",
+            end="2.0.0",
+            probe=Probe(script=probe),
+            jobs=2,
+            out=tmp_path / "reports" / "sweep",
+            env_dir=tmp_path / "envs",
+            index=index_with(wheels),
+        ),
+        say=said.append,
+    )
+    assert code == 0
+    folder = tmp_path / "reports" / "sweep" / f"{PACKAGE}-1.0.0-2.0.0"
+    data = json.loads((folder / "sweep.json").read_text())
+    got = {r["version"]: r["outcome"] for r in data["results"]}
+    assert got == {v: "bad" if broken else "good" for v, broken in BROKEN.items()}
+    assert [r["version"] for r in data["results"]] == list(BROKEN), "PEP 440 order"
+    for result in data["results"]:
+        assert {"version", "outcome", "seconds", "message"} <= set(result)
+        assert result["installed"] == result["version"], "each release in its own environment"
+        if result["outcome"] == "bad":
+            assert result["message"].endswith("RuntimeError: sum is 4")
+        else:
+            assert result["message"] == ""
+    assert len({r["environment"] for r in data["results"]}) == len(BROKEN)
+    assert data["monotone"] is False
+    assert [(t["before"], t["after"]) for t in data["transitions"]] == [
+        ("1.0.0", "1.1.0"),
+        ("1.1.1", "1.2.0"),
+        ("1.2.1", "2.0.0"),
+    ]
+    summary = "1.0.0 good · 1.1.0–1.1.1 bad · 1.2.0–1.2.1 good · 2.0.0 bad"
+    assert said == [record.summary] and summary in record.summary
+
+    text = (folder / "sweep.md").read_text()
+    assert summary in text
+    assert "**Non-monotone:**" in text
+    assert "good → bad between 1.0.0 and 1.1.0" in text
+    assert "nox -s sweep -- --package repromatrix-sweep-fake --from 1.0.0 --to 2.0.0" in text
+    assert "--script probe.py --jobs 2" in text
+    for written in (text, json.dumps(data)):
+        assert str(tmp_path) not in written
+
+    # A reproducer per bad release, and it reproduces: uv run with the wheels folder.
+    assert sorted(data["reproducers"]) == ["1.1.0", "1.1.1", "2.0.0"]
+    repro = folder / data["reproducers"]["1.1.0"]
+    script = repro.read_text()
+    assert f'#   "{PACKAGE}==1.1.0",' in script
+    assert str(tmp_path) not in script
+    uv = Path(sys.executable).with_name("uv")
+    env = {**os.environ, "UV_FIND_LINKS": str(wheels)}
+    done = subprocess.run(
+        [str(uv), "run", "--quiet", repro.name],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "RuntimeError: sum is 4" in done.stderr
+
+
+def test_latest_patch_sweeps_the_newest_of_each_series(
+    tmp_path: Path, wheels: Path, probe: Path
+) -> None:
+    record, code = run_sweep(
+        SweepOptions(
+            package=PACKAGE,
+            start="2.0.0",  # either order
+            end="1.0.0",
+            probe=Probe(script=probe),
+            releases=Releases.LATEST_PATCH,
+            out=tmp_path / "reports" / "sweep",
+            env_dir=tmp_path / "envs",
+            index=index_with(wheels),
+        ),
+        say=lambda _line: None,
+    )
+    assert code == 0
+    assert record.candidates == ["1.0.0", "1.1.1", "1.2.1", "2.0.0"]
+    ranges = [r.text() for r in record.ranges]
+    assert ranges == ["1.0.0 good", "1.1.1 bad", "1.2.1 good", "2.0.0 bad"]
+    # Releases left out between two tested ones: how many, and the bisect that narrows it.
+    first, second, third = record.transitions
+    assert (first.untested, second.untested, third.untested) == (1, 1, 0)
+    assert first.bisect == (
+        f"nox -s bisect -- --package {PACKAGE} --good 1.0.0 --bad 1.1.1 --script probe.py"
+    )
+    assert second.bisect == (
+        f"nox -s bisect -- --package {PACKAGE} --good 1.2.1 --bad 1.1.1 --find first-good "
+        "--script probe.py"
+    )
+    assert third.bisect == ""
+    text = (tmp_path / "reports" / "sweep" / f"{PACKAGE}-2.0.0-1.0.0" / "sweep.md").read_text()
+    assert "good → bad between 1.0.0 and 1.1.1; 1 release between them not tested" in text
+    assert f"(narrow it: `{first.bisect}`)" in text
+    assert (tmp_path / "reports" / "sweep" / f"{PACKAGE}-2.0.0-1.0.0" / "sweep.md").exists()
+
+
+def test_a_case_probe_and_an_unpinned_import(tmp_path: Path, wheels: Path) -> None:
+    """A case of cases/ as the probe (its reproducer runs pytest on it); a release whose
+    case dies importing a package nobody pinned is untestable, with that message."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "test_fake.py").write_text(
+        f"import {MODULE}\n\n\ndef test_total():\n"
+        f"    if {MODULE}.__name__ and {MODULE}.total([1]) == 2:\n"
+        "        import some_unpinned_module  # only the broken releases reach this\n"
+        f"    assert {MODULE}.total([1, 2]) == 3\n"
+    )
+    record, code = run_sweep(
+        SweepOptions(
+            package=PACKAGE,
+            start="1.1.1",
+            end="1.2.0",
+            probe=Probe(case="test_fake.py::test_total", cases_root=cases),
+            out=tmp_path / "reports" / "sweep",
+            env_dir=tmp_path / "envs",
+            index=index_with(wheels),
+        ),
+        say=lambda _line: None,
+    )
+    assert code == 0
+    skipped, good = record.results
+    assert (skipped.outcome, good.outcome) == ("skip", "good")
+    assert "some-unpinned-module is not pinned" in skipped.message
+    assert "No module named 'some_unpinned_module'" in skipped.message
+    assert record.reproducers == {}, "no reproducer for a release that could not be tested"
+
+
+def test_as_of_is_refused_until_check_supports_it(tmp_path: Path, probe: Path) -> None:
+    with pytest.raises(UserError, match="--as-of 2026-01-01: sweep does not support it yet"):
+        run_sweep(
+            SweepOptions(
+                package=PACKAGE,
+                start="1.0.0",
+                end="2.0.0",
+                probe=Probe(script=probe),
+                out=tmp_path / "out",
+                as_of="2026-01-01",
+            )
+        )
+    assert not (tmp_path / "out").exists()
+
+
+def run_cli(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = cli.main(["sweep", *argv])
+    return code, capsys.readouterr().err.strip()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--from", "one", "--to", "2.0.0"], "--from 'one': not a version"),
+        (["--from", "3.0", "--to", "4.0"], "no release from 3.0 to 4.0"),
+        (["--from", "1.0.0", "--to", "2.0.0", "--jobs", "0"], "--jobs 0: give 1 or more"),
+        (
+            ["--from", "1.0.0", "--to", "2.0.0", "--pin", f"{PACKAGE}==1.0.0"],
+            "being swept; it cannot be pinned too",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path,
+    wheels: Path,
+    probe: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    message: str,
+) -> None:
+    code, err = run_cli(
+        "--package",
+        PACKAGE,
+        "--script",
+        str(probe),
+        "--wheelhouse",
+        str(wheels),
+        "--out",
+        str(tmp_path / "out"),
+        *extra,
+        capsys=capsys,
+    )
+    assert code == 2
+    assert len(err.splitlines()) == 1 and message in err, err
+    assert not (tmp_path / "out").exists(), "nothing runs on bad input"
+
+
+def test_the_summary_is_posted_on_an_issue(tmp_path: Path, wheels: Path, probe: Path) -> None:
+    """--issue hands sweep.md to the GitHub client once the sweep is written."""
+    posted: list[tuple[int, Path]] = []
+
+    class Recorder:
+        def comment(self, issue: int, body: Path) -> bool:
+            posted.append((issue, body))
+            return True
+
+    _record, _ = run_sweep(
+        SweepOptions(
+            package=PACKAGE,
+            start="1.2.0",
+            end="1.2.1",
+            probe=Probe(script=probe),
+            out=tmp_path / "reports" / "sweep",
+            env_dir=tmp_path / "envs",
+            index=index_with(wheels),
+            issue=15,
+        ),
+        say=lambda _line: None,
+        github=Recorder(),  # type: ignore[arg-type]
+    )
+    (issue, body) = posted[0]
+    assert issue == 15 and body.name == "sweep.md"
+    assert "1.2.0–1.2.1 good" in body.read_text()
