@@ -38,6 +38,13 @@ class FakeRunner:
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "cases").mkdir()
+    # The cases the registry names exist (an entry for no case is refused up front).
+    (tmp_path / "cases" / "test_lora.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.parametrize('mode', ['reentrant'])\n"
+        "def test_lora_gets_gradients(mode):\n    pass\n\n"
+        "def test_other():\n    pass\n"
+    )
     (tmp_path / "matrix.yaml").write_text(
         "schema: 1\npackages: [transformers]\ntiers:\n  t:\n"
         "    - {id: old, transformers: '4.52.4'}\n"
