@@ -14,6 +14,8 @@
     nox -s <combination id> [-- CASE] run one combination (nox -l lists them, tagged by tier)
     nox -s bisect -- --package P --good V1 --bad V2 (--case ID | --script F.py) [--pin PKG==VER]
                                       the release of P where the case / script changed outcome
+    nox -s culprit -- --good-lock A --bad-lock B (--case ID | --script F.py) [--pin PKG==VER]
+                                      which of the packages that moved broke it (and its release)
     nox -s report [-- --results DIR --baseline FILE --issue N]
                                       re-render reports from stored results (runs nothing)
     nox -s tests                      the harness's own tests
@@ -89,6 +91,13 @@ def bisect(session: nox.Session) -> None:
     """Bisect one package's releases: -- --package P --good V1 --bad V2 (--case ID | --script F)."""
     # Options: repromatrix bisect --help. Exit 0 found, 1 could not conclude, 2 bad input.
     harness(session, "bisect", *session.posargs)
+
+
+@nox.session(python=False)
+def culprit(session: nox.Session) -> None:
+    """Which moved package broke it: -- --good-lock A --bad-lock B (--case ID | --script F)."""
+    # Options: repromatrix culprit --help. Exit 0 found, 1 could not conclude, 2 bad input.
+    harness(session, "culprit", *session.posargs)
 
 
 @nox.session

@@ -7,7 +7,15 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repromatrix.bisect.ddmin import Outcome, Status, Trial, ddmin, mentioned, most_runs
+from repromatrix.bisect.ddmin import (
+    Outcome,
+    Status,
+    Trial,
+    ddmin,
+    depends_on,
+    mentioned,
+    most_runs,
+)
 
 
 def names(n: int) -> list[str]:
@@ -170,3 +178,44 @@ def test_mentioned_reads_package_names_from_resolver_messages() -> None:
         "huggingface-hub",
         "transformers",
     }
+
+
+def test_depends_on_reads_who_requires_what() -> None:
+    text = (
+        "error: No solution found when resolving dependencies cause: Because "
+        "transformers>=5.23.0 depends on safetensors>=0.8.0 and you require "
+        "safetensors==0.5.3, we can conclude ... Because huggingface-hub>=2.4.0 depends on "
+        "hf-xet{platform_machine == 'AMD64'}>=1.4 and tokenizers==0.21.1 depends on "
+        "huggingface_hub>=0.16.4,<1.0"
+    )
+    assert depends_on(text) == {
+        ("transformers", "safetensors"),
+        ("huggingface-hub", "hf-xet"),
+        ("tokenizers", "huggingface-hub"),
+    }
+
+
+def test_a_set_that_only_installs_together_names_the_package_that_requires_the_rest() -> None:
+    """transformers, tokenizers and huggingface-hub only install together (each mix
+    with fewer is unresolvable): every request of one of them gives the same three.
+    The culprit is the one the others are required by (the lock's annotations)."""
+    group = {"huggingface-hub", "tokenizers", "transformers"}
+
+    def oracle(applied: frozenset[str]) -> Trial:
+        inside = group & applied
+        if inside and inside != group:
+            missing = sorted(group - inside)[0]
+            return Trial(Outcome.UNRESOLVABLE, f"you require {missing}==1.0, unsatisfiable")
+        return Trial(Outcome.BAD if inside else Outcome.GOOD)
+
+    requires = {
+        "transformers": {"tokenizers", "huggingface-hub"},
+        "tokenizers": {"huggingface-hub"},
+    }
+    found = ddmin(["accelerate", *sorted(group), "numpy"], oracle, requires=requires)
+    assert found.status is Status.FOUND
+    assert set(found.minimal) == group
+    assert found.culprits == ("transformers",)
+    assert found.moved_along["tokenizers"] == "transformers requires it (the bad lock says so)"
+    without = ddmin(["accelerate", *sorted(group), "numpy"], oracle)
+    assert set(without.culprits) == group  # nothing says which: all three are named

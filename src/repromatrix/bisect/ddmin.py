@@ -32,7 +32,7 @@ import enum
 import math
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -106,15 +106,30 @@ def mentioned(text: str, names: Sequence[str]) -> set[str]:
     return {name for name in names if name in words}
 
 
+_NAME = r"([A-Za-z0-9][A-Za-z0-9._-]*?)"
+_DEPENDS = re.compile(_NAME + r"(?:[<>=!~][^ ]*)? depends on " + _NAME + r"[<>=!~{ ,]")
+
+
+def depends_on(text: str) -> set[tuple[str, str]]:
+    """(package, requirement) pairs a resolver message states ("Because
+    transformers>=5.23.0 depends on safetensors>=0.8.0 ...")."""
+    return {(canonicalize_name(a), canonicalize_name(b)) for a, b in _DEPENDS.findall(text)}
+
+
 def ddmin(
     changes: Sequence[str],
     oracle: Oracle,
     *,
+    requires: Mapping[str, Iterable[str]] | None = None,
     jobs: int = 1,
     adapt_rounds: int = 8,
     on_attempt: Callable[[Attempt], None] | None = None,
 ) -> DdminResult:
-    """The smallest set of ``changes`` that fails, by delta debugging."""
+    """The smallest set of ``changes`` that fails, by delta debugging.
+
+    ``requires`` (package -> what it requires, e.g. from the bad lock's ``# via``
+    annotations) and what the resolver said decide, within the answer, which changes
+    are culprits and which only came along as their requirements."""
     everything = tuple(changes)
     attempts: list[Attempt] = []
     known: dict[frozenset[str], Trial] = {}
@@ -154,7 +169,7 @@ def ddmin(
         return Attempt(len(attempts), role, requested, applied, skip, False, moved)
 
     def result(status: Status, current: tuple[str, ...], reason: str) -> DdminResult:
-        culprits, along = _explain(current, attempts)
+        culprits, along = _explain(current, attempts, requires or {})
         return DdminResult(status, current, culprits, along, attempts, reason)
 
     good_end = test(frozenset(), frozenset(), "good lock")
@@ -246,23 +261,23 @@ def _split(items: tuple[str, ...], n: int) -> list[tuple[str, ...]]:
 
 
 def _explain(
-    minimal: tuple[str, ...], attempts: list[Attempt]
+    minimal: tuple[str, ...], attempts: list[Attempt], requires: Mapping[str, Iterable[str]]
 ) -> tuple[tuple[str, ...], dict[str, str]]:
-    """Of the minimal set, the changes asked for in the smallest request that gave it,
-    and why each other one came along."""
-    target = frozenset(minimal)
-    failing = [a for a in attempts if a.applied == target and a.trial.outcome is Outcome.BAD]
-    if not failing:
-        return minimal, {}
-    smallest = min(failing, key=lambda a: (len(a.requested), a.number))
-    culprits = tuple(c for c in minimal if c in smallest.requested)
-    along = {}
+    """Of the minimal set, the culprits (the changes no other member requires) and why
+    each other member came along. When every member is required by another (or
+    none is), all of them are culprits: the tests cannot tell them apart."""
+    members = set(minimal)
+    why: dict[str, str] = {}
+    for package in minimal:
+        for needed in requires.get(package, ()):
+            if needed in members and needed != package:
+                why.setdefault(needed, f"{package} requires it (the bad lock says so)")
     for attempt in attempts:
-        if attempt.trial.outcome is not Outcome.UNRESOLVABLE:
-            continue
-        for name in mentioned(attempt.trial.detail, [c for c in minimal if c not in culprits]):
-            along.setdefault(name, f"the resolver asked for it: {attempt.trial.detail}")
-    for name in minimal:
-        if name not in culprits:
-            along.setdefault(name, "moved along with the culprit")
-    return culprits, along
+        if attempt.trial.outcome is Outcome.UNRESOLVABLE:
+            for package, needed in sorted(depends_on(attempt.trial.detail)):
+                if package in members and needed in members and needed != package:
+                    why.setdefault(needed, f"{package} requires it (the resolver said so)")
+    culprits = tuple(p for p in minimal if p not in why)
+    if not culprits:
+        return minimal, {}
+    return culprits, {p: why[p] for p in minimal if p in why}
