@@ -80,12 +80,14 @@ def test_unresolvable_mixes_move_the_requirement_along() -> None:
     changes = ["accelerate", "huggingface-hub", "numpy", "peft", "tokenizers", "transformers"]
     needs = {"transformers": {"tokenizers", "huggingface-hub"}}
     ran: list[frozenset[str]] = []
+    refused: list[frozenset[str]] = []
 
     def oracle(applied: frozenset[str]) -> Trial:
         for package, required in needs.items():
             missing = required - applied if package in applied else set()
             if missing:
                 first = sorted(missing)[0]
+                refused.append(applied)
                 return Trial(
                     Outcome.UNRESOLVABLE,
                     f"Because transformers==5.23.0 depends on {first}>=1.0 and you require "
@@ -104,6 +106,8 @@ def test_unresolvable_mixes_move_the_requirement_along() -> None:
     assert unresolvable and not any(a.ran for a in unresolvable)
     assert found.runs == len(ran)
     assert any(a.moved_along for a in found.attempts if a.trial.outcome is Outcome.BAD)
+    # learned once ("transformers depends on ..."), applied to every later mix
+    assert len(refused) == 2
 
 
 def test_a_mix_that_stays_unresolvable_is_untestable() -> None:

@@ -14,10 +14,11 @@ nothing of environments, so it is tested with synthetic oracles.
 3. A mix the resolver refuses (unresolvable: the pins conflict) tests nothing. The
    resolver's message names the packages in conflict; the changed ones it names
    are moved along with the part and the mix is tried again (a part that requires
-   a newer dependency takes it along). Unresolvable attempts do not run a cell and
-   are not counted as runs. A mix still unresolvable, or skipped (exit 125, a
-   skipped case), is untestable: ddmin goes on as if it had passed, which only
-   keeps the current set larger.
+   a newer dependency takes it along); what was learned ("X needs Y", from the
+   message's "X depends on Y") is applied to later mixes before they are tried.
+   Unresolvable attempts do not run a cell and are not counted as runs. A mix
+   still unresolvable, or skipped (exit 125, a skipped case), is untestable: ddmin
+   goes on as if it had passed, which only keeps the current set larger.
 4. The answer is the smallest failing set found (1-minimal: no part of it fails
    alone). Its culprits are the changes asked for in the smallest request that gave
    it; the rest were moved along because the resolver asked for them.
@@ -145,10 +146,30 @@ def ddmin(
         with lock:
             return len(attempts) + 1
 
+    learned: dict[str, set[str]] = {}  # applied X needs Y applied too (the resolver said)
+
+    def closed(applied: frozenset[str], within: frozenset[str]) -> frozenset[str]:
+        """``applied`` with what earlier refusals showed it needs (within the set)."""
+        out, todo = set(applied), list(applied)
+        while todo:
+            for needed in learned.get(todo.pop(), ()):
+                if needed in within and needed not in out:
+                    out.add(needed)
+                    todo.append(needed)
+        return frozenset(out)
+
+    def learn(detail: str, applied: frozenset[str], more: set[str]) -> None:
+        with lock:
+            for one, other in depends_on(detail):
+                for trigger, needed in ((one, other), (other, one)):
+                    if trigger in applied and needed in more:
+                        learned.setdefault(trigger, set()).add(needed)
+
     def test(requested: frozenset[str], within: frozenset[str], role: str) -> Attempt:
         """Test a mix; adapt an unresolvable one by moving along what the resolver
-        names (within the current set)."""
-        applied, moved = requested, ()
+        names (within the current set), and remember it for the next mixes."""
+        applied = closed(requested, within)
+        moved = tuple(sorted(applied - requested))
         for _ in range(adapt_rounds + 1):
             with lock:
                 cached = known.get(applied)
@@ -164,7 +185,9 @@ def ddmin(
             record(Attempt(number(), role, requested, applied, trial, False, moved))
             if not more:
                 break
-            applied, moved = applied | more, (*moved, *sorted(more))
+            learn(trial.detail, applied, more)
+            grown = closed(applied | more, within)
+            applied, moved = grown, (*moved, *sorted(grown - applied))
         skip = Trial(Outcome.SKIP, f"unresolvable: {trial.detail}", 0.0)
         return Attempt(len(attempts), role, requested, applied, skip, False, moved)
 
