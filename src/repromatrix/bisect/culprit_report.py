@@ -119,18 +119,26 @@ def markdown(record: CulpritRecord) -> str:
         f"the locks; {record.runs} cell runs (at most {record.most_runs} with one culprit "
         "and no skips).",
         "",
-        "<details><summary>Steps</summary>",
+        "<details><summary>Cell runs</summary>",
         "",
         "| # | role | changes applied | outcome | seconds | detail |",
         "|---|---|---|---|---|---|",
     ]
     for step in record.steps:
+        if not step.ran:
+            continue  # refused by the resolver, or a mix tested before: in culprit.json
         applied = _applied_text(step, len(record.changed))
-        ran = "" if step.ran else " (not run)"
         lines.append(
-            f"| {step.number} | {step.role} | {_cell(applied)} | {step.outcome}{ran} | "
+            f"| {step.number} | {step.role} | {_cell(applied)} | {step.outcome} | "
             f"{step.seconds:.1f} | {_cell(step.detail[:200])} |"
         )
+    refused = sum(1 for step in record.steps if step.outcome == "unresolvable")
+    if refused:
+        lines += [
+            "",
+            f"{refused} mixes were refused by the resolver (conflicting pins) and adapted by "
+            "moving the package it named along; every attempt is in culprit.json.",
+        ]
     lines += ["", "</details>", "", "<details><summary>Changes between the locks</summary>", ""]
     lines += ["| package | good | bad |", "|---|---|---|"]
     for change in record.changed:
