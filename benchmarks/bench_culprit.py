@@ -4,8 +4,8 @@
 
 The locks are examples/culprit/lock-2025-06-01.txt and lock-2026-11-23.txt:
 ``uv pip compile`` of torch==2.13.0+cpu, transformers, peft and accelerate with
-``--exclude-newer 2025-06-01`` and as of 2026-11-23 (41 packages differ, 24 of
-them in version). The probe, examples/culprit/tf_classes.py, imports
+``--exclude-newer 2025-06-01`` and as of 2026-11-23 (41 packages differ: 20 in
+version, 21 added or removed). The probe, examples/culprit/tf_classes.py, imports
 ``TFAutoModel``, which transformers 5.0 removed with TensorFlow support. Expected:
 the culprit is transformers, first bad release 5.0.0 (last good 4.57.6).
 
