@@ -21,7 +21,7 @@ from repromatrix.bisect.culprit import (
     run_culprit,
 )
 from repromatrix.bisect.locks import read_lock
-from repromatrix.cli.bisect import DEFAULT_INSTALL_TIMEOUT, DEFAULT_RUN_TIMEOUT, _probe_options
+from repromatrix.cli.bisect import _probe_options  # --case/--script/--pin ... as bisect has them
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 
@@ -64,7 +64,6 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="where the report folder goes (default: %(default)s)",
     )
     _probe_options(culprit)
-    assert DEFAULT_RUN_TIMEOUT and DEFAULT_INSTALL_TIMEOUT  # the shared probe options use them
 
 
 def run_command(args: argparse.Namespace) -> int | None:
