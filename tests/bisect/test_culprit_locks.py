@@ -114,10 +114,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
     err = capsys.readouterr().err.strip()
     assert code == 2 and "no package differs" in err and "\n" not in err
     bad.write_text("a==2\n")
-    code = cli.main(
-        ["culprit", "--good-lock", str(good), "--bad-lock", str(bad), "--script", str(script)]
-        + ["--jobs", "0"]
-    )
+    locks = ["--good-lock", str(good), "--bad-lock", str(bad)]
+    code = cli.main(["culprit", *locks, "--script", str(script), "--jobs", "0"])
     assert code == 2
     assert capsys.readouterr().err.strip() == "repromatrix: error: --jobs 0: must be 1 or more"
     code = cli.main(["culprit", "--good-lock", str(good), "--script", str(script)])
