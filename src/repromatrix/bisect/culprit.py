@@ -348,13 +348,16 @@ def _probe_record(probe: Probe) -> dict:
 def _shown(source: str) -> str:
     """A path relative to the working folder when it is inside it, else its name
     (no path of this machine in a report)."""
-    path_text, _, rest = source.partition(" ")
-    path = Path(path_text)
+    path_text, paren, rest = source.partition(" (")  # "results.json (combination id)"
+    return shown_path(Path(path_text)) + paren + rest
+
+
+def shown_path(path: Path) -> str:
+    """A path for a report or a command: relative to the working folder, else its name."""
     try:
-        shown = str(path.resolve().relative_to(Path.cwd().resolve()))
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
     except (ValueError, OSError):
-        shown = path.name
-    return f"{shown} {rest}".strip()
+        return path.name
 
 
 def reproduce_command(args: list[str]) -> str:

@@ -19,6 +19,7 @@ from repromatrix.bisect.culprit import (
     locks_from_results,
     reproduce_command,
     run_culprit,
+    shown_path,
 )
 from repromatrix.bisect.locks import read_lock
 from repromatrix.cli.bisect import _probe_options  # --case/--script/--pin ... as bisect has them
@@ -77,12 +78,17 @@ def run_command(args: argparse.Namespace) -> int | None:
         if not all(lock_files):
             raise UserError("--good-lock and --bad-lock go together")
         good, bad = read_lock(args.good_lock), read_lock(args.bad_lock)
-        origin = ["--good-lock", str(args.good_lock), "--bad-lock", str(args.bad_lock)]
+        origin = [
+            "--good-lock",
+            shown_path(args.good_lock),
+            "--bad-lock",
+            shown_path(args.bad_lock),
+        ]
     elif all(results):
         good, bad = locks_from_results(*results)
         origin = [
-            "--good-results", str(args.good_results),
-            "--bad-results", str(args.bad_results),
+            "--good-results", shown_path(args.good_results),
+            "--bad-results", shown_path(args.bad_results),
             "--combination", args.combination,
         ]  # fmt: skip
     else:
@@ -92,7 +98,8 @@ def run_command(args: argparse.Namespace) -> int | None:
         )
     pins = unique_pins([parse_pin_option(p) for p in args.pin])
     probe = Probe(case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout)
-    shown = [*origin, *(["--case", args.case] if args.case else ["--script", str(args.script)])]
+    probe_args = ["--case", args.case] if args.case else ["--script", shown_path(args.script)]
+    shown = [*origin, *probe_args]
     for pin in args.pin:
         shown += ["--pin", pin]
     if args.wheelhouse is not None and not args.wheelhouse.is_dir():
