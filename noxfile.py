@@ -18,6 +18,8 @@
                                       the case / script on every release of P between V1 and V2
     nox -s check -- (--case ID | --script F.py) --pin PKG==VER [--pin ...]
                                       one environment, one verdict (git bisect run's exit codes)
+    nox -s culprit -- --good-lock A --bad-lock B (--case ID | --script F.py) [--pin PKG==VER]
+                                      which of the packages that moved broke it (and its release)
     nox -s report [-- --results DIR --baseline FILE --issue N]
                                       re-render reports from stored results (runs nothing)
     nox -s tests                      the harness's own tests
@@ -107,6 +109,12 @@ def check(session: nox.Session) -> None:
     """One verdict: -- (--case ID | --script F) --pin PKG==VER; exit 0 good, 1 bad, 125 skip."""
     # Options: repromatrix check --help. 128 for bad input (stops git bisect run).
     harness(session, "check", *session.posargs)
+
+
+def culprit(session: nox.Session) -> None:
+    """Which moved package broke it: -- --good-lock A --bad-lock B (--case ID | --script F)."""
+    # Options: repromatrix culprit --help. Exit 0 found, 1 could not conclude, 2 bad input.
+    harness(session, "culprit", *session.posargs)
 
 
 @nox.session

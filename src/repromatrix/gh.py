@@ -87,7 +87,11 @@ class GitHub:
         self._call(args)
         if not self.available:
             return False
-        span = f"{inputs.get('package')} {inputs.get('good')}..{inputs.get('bad')}"
+        span = (
+            f"{inputs.get('package')} {inputs.get('good')}..{inputs.get('bad')}"
+            if "package" in inputs
+            else inputs.get("name", "")  # a culprit hunt: its locks are too long to show
+        )
         self.say(f"dispatched {workflow}: {span}")
         return True
 

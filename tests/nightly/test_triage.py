@@ -265,3 +265,30 @@ def test_a_pin_that_moved_back_is_not_bisected() -> None:
     )
     assert found.regressed and not found.bisects
     assert "transformers moved back (4.57.0 -> 4.56.2)" in found.not_bisected[0]
+
+
+def test_several_packages_moved_become_a_culprit_hunt_between_the_two_locks() -> None:
+    before = {**TONIGHT_RESOLVED, "transformers": "4.57.0", "tokenizers": "0.21.1"}
+    moved = {**TONIGHT_RESOLVED, "peft": "0.18.0", "tokenizers": "0.22.1", "rich": "15.0.0"}
+    found = triage(
+        results(combo("tf-latest", "failed", resolved=moved)),
+        results(combo("tf-latest", resolved=before)),
+    )
+    assert not found.bisects
+    [hunt] = found.culprits
+    assert hunt.case == CASE and hunt.combination == "tf-latest"
+    assert hunt.changed == (
+        "peft 0.17.1 -> 0.18.0",
+        "rich none -> 15.0.0",
+        "tokenizers 0.21.1 -> 0.22.1",
+        "transformers 4.57.0 -> 4.58.0",
+    )
+    assert hunt.pins == ("torch=system",)  # the runner's torch is held, not locked
+    assert "torch==2.9.0+cu128" not in hunt.bad and "peft==0.18.0" in hunt.bad
+    inputs = hunt.workflow_inputs(issue=7)
+    assert inputs["good"].split() == list(hunt.good) and inputs["issue"] == "7"
+    assert "culprit hunt over the 4 packages" in found.not_bisected[0]
+    assert found.dump()["culprits"][0]["combination"] == "tf-latest"
+    assert hunt.command("base", "tonight").startswith(
+        "nox -s culprit -- --good-results base --bad-results tonight --combination tf-latest"
+    )

@@ -107,7 +107,7 @@ def test_a_regression_opens_the_tracking_issue_and_dispatches_the_bisect(nightly
         "pins": "peft==0.17.1",
         "issue": "77",
     }
-    assert outputs == {"regressed": "true", "issue": "77", "bisects": "1"}
+    assert outputs == {"regressed": "true", "issue": "77", "bisects": "1", "culprits": "0"}
     assert "regressed: tf-latest" in stdout
     written = json.loads((tonight / "triage.json").read_text())
     assert written["bisects"][0]["package"] == "transformers"
@@ -133,7 +133,7 @@ def test_nothing_regressed_touches_nothing(nightly, tmp_path: Path) -> None:
         "--baseline", str(same), "--summary", str(tonight / "summary.md"), "--dispatch"
     )
     assert calls == []
-    assert outputs == {"regressed": "false", "issue": "", "bisects": "0"}
+    assert outputs == {"regressed": "false", "issue": "", "bisects": "0", "culprits": "0"}
 
 
 def test_without_gh_the_commands_are_printed(nightly, tmp_path: Path) -> None:
@@ -161,4 +161,4 @@ def test_a_failure_the_registry_knows_is_not_a_regression(nightly, tmp_path: Pat
         *("--known-issues", str(registry)),
     )
     assert calls == [] and "regressed:" not in stdout
-    assert outputs == {"regressed": "false", "issue": "", "bisects": "0"}
+    assert outputs == {"regressed": "false", "issue": "", "bisects": "0", "culprits": "0"}

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from repromatrix.cli.app import build_parser
-from repromatrix.nightly.triage import BisectRequest
+from repromatrix.nightly.triage import BisectRequest, CulpritRequest
 
 WORKFLOWS = Path(__file__).resolve().parents[2] / ".github" / "workflows"
 FILES = sorted(WORKFLOWS.glob("*.yml"))
@@ -88,6 +88,15 @@ def test_what_triage_dispatches_is_what_bisect_yml_accepts() -> None:
     required = {k for k, v in inputs.items() if v.get("required")}
     assert required <= set(sent)
     assert sent["find"] in inputs["find"]["options"]
+
+
+def test_what_triage_dispatches_is_what_culprit_yml_accepts() -> None:
+    inputs = _load("culprit.yml")["on"]["workflow_dispatch"]["inputs"]
+    request = CulpritRequest("c", "t.py::x", ("a==1",), ("a==2",), ("torch=system",), (), "")
+    sent = request.workflow_inputs(issue=3)
+    assert set(sent) <= set(inputs)  # gh workflow run refuses an undeclared input
+    required = {k for k, v in inputs.items() if v.get("required")}
+    assert required <= set(sent)
 
 
 def _repromatrix_calls() -> list[tuple[str, set[str]]]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from repromatrix import __version__
 from repromatrix.cli import bisect as bisect_commands
+from repromatrix.cli import culprit as culprit_commands
 from repromatrix.cli import init as init_commands
 from repromatrix.cli import nightly as nightly_commands
 from repromatrix.cli import sweep as sweep_commands
@@ -150,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(prints the gh command when gh is missing or not logged in)",
     )
     bisect_commands.add_commands(commands)  # bisect, check
+    culprit_commands.add_commands(commands)  # culprit
     nightly_commands.add_commands(commands)  # ci-matrix, merge, triage
     sweep_commands.add_commands(commands)  # sweep
     init_commands.add_commands(commands)  # init
@@ -176,7 +178,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ),
                 issue=args.issue,
             )
-        for group in (bisect_commands, nightly_commands, sweep_commands, init_commands):
+        for group in (
+            bisect_commands,
+            culprit_commands,
+            nightly_commands,
+            sweep_commands,
+            init_commands,
+        ):
             if (code := group.run_command(args)) is not None:
                 return code
     except UserError as err:

@@ -83,6 +83,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="start the bisect workflow for each culprit hunt (gh workflow run)",
     )
     triaging.add_argument("--workflow", default="bisect.yml")
+    triaging.add_argument(
+        "--culprit-workflow",
+        default="culprit.yml",
+        help="the workflow of a culprit hunt (several packages moved): %(default)s",
+    )
     triaging.add_argument("--ref", help="the branch the bisect workflow runs on")
     triaging.add_argument(
         "--github-output",
@@ -139,10 +144,17 @@ def _triage(args: argparse.Namespace) -> int:
         print(f"culprit hunt: {request.package} {request.good}..{request.bad} ({request.reason})")
         if args.dispatch:
             client.dispatch(args.workflow, request.workflow_inputs(issue), ref=args.ref)
+    for hunt in found.culprits:
+        print(f"culprit hunt: {hunt.combination} {hunt.case}: {', '.join(hunt.changed)}")
+        baseline_dir = args.baseline if args.baseline and args.baseline.is_dir() else "BASELINE"
+        print(f"  locally: {hunt.command(str(baseline_dir), str(folder))}")
+        if args.dispatch:
+            client.dispatch(args.culprit_workflow, hunt.workflow_inputs(issue), ref=args.ref)
 
     if args.github_output is not None:
         with open(args.github_output, "a") as handle:
             handle.write(f"regressed={'true' if found.regressed else 'false'}\n")
             handle.write(f"issue={issue or ''}\n")
             handle.write(f"bisects={len(found.bisects)}\n")
+            handle.write(f"culprits={len(found.culprits)}\n")
     return 0

@@ -64,7 +64,9 @@ DEFAULT_PACKAGES = (
 )
 
 # Session names the noxfile defines itself; a combination may not shadow them.
-RESERVED_IDS = frozenset({"matrix", "tests", "lint", "report", "bisect", "sweep", "check"})
+RESERVED_IDS = frozenset(
+    {"matrix", "tests", "lint", "report", "bisect", "sweep", "check", "culprit"}
+)
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 DEFAULT_CASE_TIMEOUT = 300.0

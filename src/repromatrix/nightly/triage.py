@@ -16,13 +16,18 @@ package and pass (``Neighbours``), each with the pins that hold the rest
 - only a step between two final releases of a package the matrix installs is
   bisected (bisect walks releases; a system torch comes from the runner's image);
 - one bisect per (package, range, case), at most ``limit`` a night;
-- everything not bisected gets a one-line reason.
+- everything not bisected gets a one-line reason;
+- a regression that no single package explains (more than one package moved since
+  last night, or only dependencies did) becomes a culprit hunt between last night's
+  and tonight's resolved sets (``CulpritRequest``: the two locks, for culprit.yml),
+  one per combination, at most ``limit`` a night.
 
 Nothing here talks to GitHub: see github.py.
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import asdict, dataclass, field
 
 from packaging.version import InvalidVersion, Version
@@ -74,10 +79,47 @@ class BisectRequest:
         return inputs
 
 
+@dataclass(frozen=True)
+class CulpritRequest:
+    """The inputs of culprit.yml (and of ``nox -s culprit``): last night's and tonight's
+    resolved versions of one combination as locks, and the case that regressed."""
+
+    combination: str
+    case: str
+    good: tuple[str, ...]  # name==version, last night
+    bad: tuple[str, ...]  # name==version, tonight
+    pins: tuple[str, ...]  # held on both sides: the runner's torch, a git pin
+    changed: tuple[str, ...]  # "package old -> new", for the log and the issue
+    reason: str
+
+    def workflow_inputs(self, issue: int | None = None) -> dict[str, str]:
+        inputs = {
+            "good": " ".join(self.good),
+            "bad": " ".join(self.bad),
+            "case": self.case,
+            "pins": " ".join(self.pins),
+            "name": self.combination,
+        }
+        if issue is not None:
+            inputs["issue"] = str(issue)
+        return inputs
+
+    def command(self, good_results: str, bad_results: str) -> str:
+        """The local command that hunts the same culprit from the two results folders."""
+        args = [
+            "--good-results", good_results, "--bad-results", bad_results,
+            "--combination", self.combination, "--case", self.case,
+        ]  # fmt: skip
+        for pin in self.pins:
+            args += ["--pin", pin]
+        return "nox -s culprit -- " + " ".join(shlex.quote(a) for a in args)
+
+
 @dataclass
 class Triage:
     regressions: list[Regression] = field(default_factory=list)
     bisects: list[BisectRequest] = field(default_factory=list)
+    culprits: list[CulpritRequest] = field(default_factory=list)
     not_bisected: list[str] = field(default_factory=list)  # one line each: what and why
     flagged: list[str] = field(default_factory=list)  # combinations the verdicts call REGRESSED
 
@@ -91,6 +133,7 @@ class Triage:
             "regressions": [asdict(r) for r in self.regressions],
             "flagged": self.flagged,
             "bisects": [asdict(b) for b in self.bisects],
+            "culprits": [asdict(c) for c in self.culprits],
             "not_bisected": self.not_bisected,
         }
 
@@ -126,6 +169,14 @@ def triage(
                 )
             request, why = _culprit_hunt(combo, case, before)
             if request is None:
+                hunt = _lock_hunt(combo, case, before) if case.change == "regressed" else None
+                if hunt is not None and combo.id in {c.combination for c in found.culprits}:
+                    why += "; a culprit hunt of this combination is already requested"
+                elif hunt is not None and len(found.culprits) >= limit:
+                    why += f"; over the limit of {limit} culprit hunts a night"
+                elif hunt is not None:
+                    found.culprits.append(hunt)
+                    why += f"; culprit hunt over the {len(hunt.changed)} packages that moved"
                 found.not_bisected.append(f"{combo.id} {case.id}: {why}")
             elif request.key not in {b.key for b in found.bisects}:
                 if len(found.bisects) < limit:
@@ -157,6 +208,57 @@ def _culprit_hunt(
     if not any(t.source == "neighbour" for t in case.transitions):
         reasons.append("no passing neighbour differs in one package's version")
     return None, "; ".join(reasons)
+
+
+def _lock_hunt(
+    combo: CombinationResult, case: CaseResult, before: CombinationResult | None
+) -> CulpritRequest | None:
+    """A culprit hunt between last night's and tonight's resolved sets, or None when
+    they cannot be compared (no baseline, another Python, nothing moved). Packages
+    the runner's image provides (system) and git pins are held, not locked."""
+    if before is None or before.environment.python != combo.environment.python:
+        return None
+    held = {
+        package: spec
+        for package, spec in combo.requested.items()
+        if spec == "system" or "@" in spec or spec.startswith(("git+", "https://", "file:"))
+    }
+    system = set(combo.environment.system) | set(before.environment.system)
+    skip = set(held) | system
+
+    def lock(result: CombinationResult) -> tuple[str, ...]:
+        return tuple(
+            f"{name}=={version}"
+            for name, version in sorted(result.resolved.items())
+            if name not in skip and _release(version) is not None
+        )
+
+    good, bad = lock(before), lock(combo)
+    then, now = dict(p.split("==") for p in good), dict(p.split("==") for p in bad)
+    changed = tuple(
+        f"{name} {then.get(name, 'none')} -> {now.get(name, 'none')}"
+        for name in sorted(set(then) | set(now))
+        if then.get(name) != now.get(name)
+    )
+    if not changed:
+        return None
+    pins = tuple(
+        f"{package}=system" if spec == "system" else f"{package}@{spec.removeprefix('@')}"
+        for package, spec in sorted(held.items())
+    ) + tuple(  # a local build (2.13.0+cpu) no index lists as a release: held as it is
+        f"{name}=={version}"
+        for name, version in sorted(combo.resolved.items())
+        if name not in skip and _release(version) is None and before.resolved.get(name) == version
+    )
+    return CulpritRequest(
+        combination=combo.id,
+        case=case.id,
+        good=good,
+        bad=bad,
+        pins=pins,
+        changed=changed,
+        reason=f"passed last night, fails tonight; {len(changed)} packages moved",
+    )
 
 
 def _no_single_step(combo: CombinationResult, before: CombinationResult) -> str:

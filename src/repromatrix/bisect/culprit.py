@@ -1,0 +1,364 @@
+"""A culprit hunt: from a good and a bad lock to the change(s) that broke it, and
+for a single culprit package to its first bad release.
+
+read the locks (locks.py) -> diff -> ddmin over the changed packages (ddmin.py),
+each mix tested by check.py (an environment from EnvStore with every pin exact, the
+case or script run as ``check`` runs it) -> one culprit with releases in between:
+bisect those (flow.run_bisect, the good lock's other pins held) -> culprit.json +
+culprit.md (culprit_report.py).
+
+A mix the resolver refuses comes back as UNRESOLVABLE with uv's message, which
+ddmin reads to move the conflicting package along. Exit status: 0 found, 1 could
+not conclude, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+from rich.console import Console
+
+from repromatrix import __version__
+from repromatrix.bisect.check import CheckOptions, Probe, check
+from repromatrix.bisect.culprit_report import CulpritRecord, CulpritStep, verdict_line
+from repromatrix.bisect.culprit_report import write as write_report
+from repromatrix.bisect.ddmin import Attempt, DdminResult, Outcome, Status, Trial, ddmin, most_runs
+from repromatrix.bisect.flow import BisectOptions, run_bisect
+from repromatrix.bisect.locks import Change, Lock, diff, lock_from_resolved, mixed_pins
+from repromatrix.environment import IndexSettings
+from repromatrix.errors import UserError
+from repromatrix.matrix.pins import Pin, PinKind, pin_text
+from repromatrix.outcomes import ProbeOutcome
+from repromatrix.results import ResultsDir, load_results, utc_now
+
+_OUTCOMES = {
+    ProbeOutcome.GOOD: Outcome.GOOD,
+    ProbeOutcome.BAD: Outcome.BAD,
+    ProbeOutcome.SKIP: Outcome.SKIP,
+}
+
+
+@dataclass
+class CulpritOptions:
+    good: Lock
+    bad: Lock
+    probe: Probe
+    pins: tuple[Pin, ...] = ()  # held on every side (the user's --pin)
+    name: str | None = None  # the report folder's name (default: from the locks)
+    jobs: int = 1
+    releases: bool = True  # bisect a single culprit's releases
+    out: Path = Path("reports/culprit")
+    python: str | None = None
+    env_dir: Path | None = None
+    install_timeout: float = 1800.0
+    index: IndexSettings | None = None
+    command: str = ""  # the command that reruns it (cli builds it)
+
+
+def locks_from_results(good: Path, bad: Path, combination: str) -> tuple[Lock, Lock]:
+    """The resolved versions of one combination in two results folders, as locks."""
+    locks = []
+    for option, folder in (("--good-results", good), ("--bad-results", bad)):
+        path = folder / "results.json"
+        if not path.is_file():
+            raise UserError(f"{option} {folder}: no results.json")
+        found = load_results(path).find(combination)
+        if found is None:
+            raise UserError(f"{option} {folder}: no combination {combination!r} in results.json")
+        locks.append(lock_from_resolved(found.resolved, f"{path} ({combination})"))
+    return locks[0], locks[1]
+
+
+def default_name(options: CulpritOptions) -> str:
+    """<good>-to-<bad>, from the lock files' names (a hash when they say nothing)."""
+    stems = [
+        re.sub(r"[^A-Za-z0-9._-]+", "-", Path(lock.source.split(" ")[0]).stem)
+        for lock in (options.good, options.bad)
+    ]
+    if stems[0] and stems[1] and stems[0] != stems[1]:
+        return f"{stems[0]}-to-{stems[1]}"
+    digest = hashlib.sha256(
+        repr((sorted(options.good.pins.items()), sorted(options.bad.pins.items()))).encode()
+    ).hexdigest()
+    return f"locks-{digest[:10]}"
+
+
+def run_culprit(
+    options: CulpritOptions,
+    *,
+    console: Console | None = None,
+    say: Callable[[str], None] = print,
+) -> tuple[CulpritRecord, int]:
+    """Run the hunt; returns the record written and the exit status."""
+    show = console or Console(stderr=True)
+    probe = options.probe.validated()
+    if options.jobs < 1:
+        raise UserError(f"--jobs {options.jobs}: must be 1 or more")
+    held = frozenset(pin.package for pin in options.pins)
+    changes = diff(options.good, options.bad, held=held)
+    if not changes:
+        raise UserError(
+            f"{options.good.source} and {options.bad.source}: no package differs "
+            "(outside --pin); nothing to hunt"
+        )
+    by_name = {c.package: c for c in changes}
+    index = options.index or IndexSettings.from_environment()
+    folder = options.out / (options.name or default_name(options))
+    clock = time.monotonic()
+    record = CulpritRecord(
+        name=folder.name,
+        good_lock=_shown(options.good.source),
+        bad_lock=_shown(options.bad.source),
+        started=utc_now(),
+        changed=[_change_dict(c) for c in changes],
+        most_runs=most_runs(len(changes)),
+        pins=[pin_text(p) for p in options.pins],
+        probe=_probe_record(probe),
+        command=options.command,
+        repromatrix=__version__,
+    )
+    counter = iter(range(1, 10_000))
+    lock = threading.Lock()
+
+    with ResultsDir(folder).claimed("fresh"):
+
+        def save() -> None:
+            record.seconds = round(time.monotonic() - clock, 2)
+            record.verdict = verdict_line(record)
+            write_report(folder, record)
+
+        def oracle(applied: frozenset[str]) -> Trial:
+            with lock:
+                step = next(counter)
+            pins = mixed_pins(options.good, by_name, applied, options.pins)
+            observation = check(
+                CheckOptions(
+                    pins=pins,
+                    probe=probe,
+                    index=index,
+                    python=options.python,
+                    env_dir=options.env_dir,
+                    install_timeout=options.install_timeout,
+                ),
+                workdir=folder / "steps",
+                name=f"step-{step:02d}",
+            )
+            install_error = observation.extra.get("install_error", "")
+            if install_error.startswith("resolve:"):
+                return Trial(
+                    Outcome.UNRESOLVABLE,
+                    install_error.removeprefix("resolve:").strip(),
+                    observation.seconds,
+                )
+            return Trial(
+                _OUTCOMES[observation.outcome],
+                observation.detail,
+                observation.seconds,
+                {"resolved": observation.extra.get("resolved")},
+            )
+
+        def on_attempt(attempt: Attempt) -> None:
+            with lock:
+                record.steps.append(_step(attempt))
+                record.runs = sum(1 for s in record.steps if s.ran)
+                save()
+            _progress(show, attempt, len(changes))
+
+        show.print(
+            f"culprit hunt: {len(changes)} packages differ between {record.good_lock} and "
+            f"{record.bad_lock}; at most {record.most_runs} cell runs with one culprit "
+            f"({probe.label})"
+        )
+        save()
+        try:
+            result = ddmin(
+                [c.package for c in changes],
+                oracle,
+                requires={c.package: options.bad.requires(c.package) for c in changes},
+                jobs=options.jobs,
+                on_attempt=on_attempt,
+            )
+            _conclude(record, result, by_name)
+            save()
+            if result.status is Status.FOUND and len(result.culprits) == 1 and options.releases:
+                _bisect_releases(record, result, options, by_name, probe, index, folder, show)
+        except BaseException:
+            record.status, record.finished = "interrupted", utc_now()
+            save()
+            raise
+        record.finished = utc_now()
+        save()
+    say(record.verdict)
+    return record, 0 if record.status == "found" else 1
+
+
+def _conclude(record: CulpritRecord, result: DdminResult, by_name: dict[str, Change]) -> None:
+    record.status = result.status.value
+    record.reason = result.reason
+    record.minimal = list(result.minimal)
+    if result.status is not Status.FOUND:
+        return
+    along = [p for p in result.minimal if p in result.moved_along]
+    record.culprits = [
+        {
+            "package": name,
+            "good": by_name[name].good,
+            "bad": by_name[name].bad,
+            "lock_bad": by_name[name].bad,
+            "last_good": None,
+            "moved_along": along,
+        }
+        for name in result.culprits
+    ]
+
+
+def _bisect_releases(
+    record: CulpritRecord,
+    result: DdminResult,
+    options: CulpritOptions,
+    by_name: dict[str, Change],
+    probe: Probe,
+    index: IndexSettings,
+    folder: Path,
+    show: Console,
+) -> None:
+    """One culprit moved across releases: the first bad one, with the good lock's
+    other pins held and what moved along free between its two locks' versions."""
+    [name] = result.culprits
+    change = by_name[name]
+    if not (_final(change.good) and _final(change.bad)):
+        return
+    along = {p: by_name[p] for p in result.moved_along}
+    pins = []
+    for package, version in sorted(options.good.pins.items()):
+        if package == name or package in {p.package for p in options.pins}:
+            continue
+        if package in along:
+            moved = along[package]
+            if moved.good and moved.bad:
+                low, high = sorted((moved.good, moved.bad), key=Version)
+                pins.append(Pin(package, PinKind.RANGE, f">={low},<={high}"))
+            continue  # removed on the bad side: left to the resolver
+        pins.append(Pin(package, PinKind.EXACT, version))
+    show.print(f"bisecting {name}'s releases between {change.good} and {change.bad}")
+    try:
+        bisected, _code = run_bisect(
+            BisectOptions(
+                package=name,
+                good=change.good,
+                bad=change.bad,
+                probe=probe,
+                pins=(*pins, *options.pins),
+                out=folder / "releases",
+                python=options.python,
+                env_dir=options.env_dir,
+                install_timeout=options.install_timeout,
+                index=index,
+            ),
+            console=show,
+            say=lambda line: show.print(f"release bisect: {line}", highlight=False),
+        )
+    except UserError as err:
+        record.release_bisect = {"status": "not run", "verdict": f"not run: {err}", "steps": 0}
+        return
+    record.release_bisect = {
+        "folder": f"releases/{name}-{change.good}-{change.bad}",
+        "status": bisected.status,
+        "verdict": bisected.verdict,
+        "steps": len(bisected.steps),
+        "candidates": len(bisected.candidates),
+    }
+    if bisected.status == "found" and bisected.first_bad:
+        record.culprits[0]["bad"] = bisected.first_bad
+        record.culprits[0]["last_good"] = bisected.last_good
+
+
+def _final(version: str | None) -> bool:
+    try:
+        return (
+            version is not None
+            and not Version(version).is_prerelease
+            and not Version(version).local
+        )
+    except InvalidVersion:
+        return False
+
+
+def _change_dict(change: Change) -> dict:
+    return {"package": change.package, "good": change.good, "bad": change.bad, "kind": change.kind}
+
+
+def _step(attempt: Attempt) -> CulpritStep:
+    trial = attempt.trial
+    return CulpritStep(
+        number=attempt.number,
+        role=attempt.role,
+        requested=sorted(attempt.requested),
+        applied=sorted(attempt.applied),
+        moved_along=list(attempt.moved_along),
+        outcome=trial.outcome.value,
+        seconds=round(trial.seconds, 2)
+        if attempt.ran or trial.outcome is Outcome.UNRESOLVABLE
+        else 0.0,
+        detail=trial.detail[:2000],
+        ran=attempt.ran,
+    )
+
+
+def _timed(attempt: Attempt) -> bool:
+    """Whether the attempt took time of its own (a cached mix took none)."""
+    return attempt.ran or attempt.trial.outcome is Outcome.UNRESOLVABLE
+
+
+def _progress(console: Console, attempt: Attempt, total: int) -> None:
+    style = {"good": "green", "bad": "red", "skip": "yellow", "unresolvable": "yellow"}[
+        attempt.trial.outcome.value
+    ]
+    size = len(attempt.applied)
+    what = "none" if not size else ("all" if size == total else f"{size}")
+    along = f", moved along {', '.join(attempt.moved_along)}" if attempt.moved_along else ""
+    cached = "" if attempt.ran or attempt.trial.outcome is Outcome.UNRESOLVABLE else ", known"
+    console.print(
+        f"  step {attempt.number} ({attempt.role}, {what} of {total} changes{along}): "
+        f"[{style}]{attempt.trial.outcome.value}[/{style}] "
+        f"({attempt.trial.detail[:160]}, {attempt.trial.seconds:.1f}s{cached})",
+        highlight=False,
+    )
+
+
+def _probe_record(probe: Probe) -> dict:
+    if probe.case is not None:
+        return {"case": probe.case, "timeout": probe.timeout}
+    assert probe.script is not None
+    return {
+        "script": _shown(str(probe.script)),
+        "sha256": hashlib.sha256(probe.script.read_bytes()).hexdigest(),
+        "timeout": probe.timeout,
+    }
+
+
+def _shown(source: str) -> str:
+    """A path relative to the working folder when it is inside it, else its name
+    (no path of this machine in a report)."""
+    path_text, paren, rest = source.partition(" (")  # "results.json (combination id)"
+    return shown_path(Path(path_text)) + paren + rest
+
+
+def shown_path(path: Path) -> str:
+    """A path for a report or a command: relative to the working folder, else its name."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return path.name
+
+
+def reproduce_command(args: list[str]) -> str:
+    return "nox -s culprit -- " + shlex.join(args)

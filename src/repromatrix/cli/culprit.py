@@ -1,0 +1,127 @@
+"""The ``culprit`` command of the command line (cli/app.py adds it).
+
+    repromatrix culprit (--good-lock A --bad-lock B
+                         | --good-results DIR --bad-results DIR --combination ID)
+                        (--case ID | --script F.py) [--pin PKG==VER ...] [--jobs N]
+
+Exit status: 0 found, 1 could not conclude, 2 bad input (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
+from repromatrix.bisect.culprit import (
+    CulpritOptions,
+    locks_from_results,
+    reproduce_command,
+    run_culprit,
+    shown_path,
+)
+from repromatrix.bisect.locks import read_lock
+from repromatrix.cli.bisect import _probe_options  # --case/--script/--pin ... as bisect has them
+from repromatrix.environment import IndexSettings
+from repromatrix.errors import UserError
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    culprit = commands.add_parser(
+        "culprit",
+        help="which of the packages that moved between a good and a bad lock broke it",
+        description="Delta debugging over the packages that differ between two locks "
+        "(requirements files of exact pins, as uv pip compile writes them): mixes of the good "
+        "lock with some changes applied are built and probed until the smallest set that "
+        "turns good into bad is left; a single culprit's releases are then bisected. Writes "
+        "reports/culprit/<name>/culprit.json and culprit.md. Exit status: 0 found, 1 could "
+        "not conclude, 2 bad input.",
+    )
+    culprit.add_argument("--good-lock", type=Path, metavar="FILE", help="the lock that passes")
+    culprit.add_argument("--bad-lock", type=Path, metavar="FILE", help="the lock that fails")
+    culprit.add_argument(
+        "--good-results", type=Path, metavar="DIR", help="a results folder where it passed"
+    )
+    culprit.add_argument(
+        "--bad-results", type=Path, metavar="DIR", help="a results folder where it failed"
+    )
+    culprit.add_argument(
+        "--combination", metavar="ID", help="whose resolved versions form the two locks"
+    )
+    culprit.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="test N mixes at a time (default: 1)"
+    )
+    culprit.add_argument(
+        "--no-release-bisect",
+        action="store_true",
+        help="stop at the culprit package; do not bisect its releases",
+    )
+    culprit.add_argument("--name", help="the report folder's name (default: from the locks)")
+    culprit.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports/culprit"),
+        help="where the report folder goes (default: %(default)s)",
+    )
+    _probe_options(culprit)
+
+
+def run_command(args: argparse.Namespace) -> int | None:
+    if args.command != "culprit":
+        return None
+    lock_files = (args.good_lock, args.bad_lock)
+    results = (args.good_results, args.bad_results, args.combination)
+    if any(lock_files) and any(results):
+        raise UserError("give --good-lock/--bad-lock or --good-results/--bad-results, not both")
+    if any(lock_files):
+        if not all(lock_files):
+            raise UserError("--good-lock and --bad-lock go together")
+        good, bad = read_lock(args.good_lock), read_lock(args.bad_lock)
+        origin = [
+            "--good-lock",
+            shown_path(args.good_lock),
+            "--bad-lock",
+            shown_path(args.bad_lock),
+        ]
+    elif all(results):
+        good, bad = locks_from_results(*results)
+        origin = [
+            "--good-results", shown_path(args.good_results),
+            "--bad-results", shown_path(args.bad_results),
+            "--combination", args.combination,
+        ]  # fmt: skip
+    else:
+        raise UserError(
+            "give --good-lock A --bad-lock B, or --good-results DIR --bad-results DIR "
+            "--combination ID"
+        )
+    pins = unique_pins([parse_pin_option(p) for p in args.pin])
+    probe = Probe(case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout)
+    probe_args = ["--case", args.case] if args.case else ["--script", shown_path(args.script)]
+    shown = [*origin, *probe_args]
+    for pin in args.pin:
+        shown += ["--pin", pin]
+    if args.wheelhouse is not None and not args.wheelhouse.is_dir():
+        raise UserError(f"--wheelhouse {args.wheelhouse}: no such folder")
+    options = CulpritOptions(
+        good=good,
+        bad=bad,
+        probe=probe,
+        pins=pins,
+        name=args.name,
+        jobs=args.jobs,
+        releases=not args.no_release_bisect,
+        out=args.out,
+        python=args.python,
+        env_dir=args.env_dir,
+        install_timeout=args.install_timeout,
+        index=IndexSettings.offline(str(args.wheelhouse.resolve())) if args.wheelhouse else None,
+        command=reproduce_command(shown),
+    )
+    try:
+        _record, code = run_culprit(options)
+    except KeyboardInterrupt:
+        print("repromatrix: interrupted; the steps done are in culprit.json", file=sys.stderr)
+        return 130
+    return code
