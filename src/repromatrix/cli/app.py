@@ -18,6 +18,7 @@ from repromatrix.cli import nightly as nightly_commands
 from repromatrix.errors import UserError
 from repromatrix.matrix import load_matrix
 from repromatrix.pipeline import DEFAULT_TIER, RunOptions, run
+from repromatrix.redact import console
 from repromatrix.reports import rerender
 from repromatrix.verdicts.knownissues import RegistryLocation
 
@@ -144,6 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # The console's door: whatever a command prints, secrets masked (redact.py).
+    with console():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "list":

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from repromatrix.errors import UserError
+from repromatrix.redact import redact, redact_text
 from repromatrix.results.schema import (
     CombinationResult,
     Results,
@@ -26,7 +27,9 @@ from repromatrix.results.schema import (
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write-then-rename: a reader (or a kill -9) never sees half a file."""
+    """Write-then-rename: a reader (or a kill -9) never sees half a file. The
+    files' door out of the tool: every secret is masked here (redact.py)."""
+    text = redact_text(text)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -43,7 +46,9 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
+    # Masked value by value first: a secret holding a quote or a backslash is
+    # spelt differently once in JSON text.
+    write_text_atomic(path, json.dumps(redact(data), indent=2) + "\n")
 
 
 def write_combination(results_dir: Path, result: CombinationResult) -> Path:
