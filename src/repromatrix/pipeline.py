@@ -1,6 +1,7 @@
 """A matrix run, as a list of small steps:
 
-load matrix -> select combinations -> claim the results directory
+load matrix -> select combinations -> preflight (cases, selection, folders)
+  -> claim the results directory
   -> for each combination (--jobs N of them at once, scheduler.py):
        build environment -> run cases -> write its result -> merge results.json
   -> verdicts -> reports -> exit code (reports.Reporting)
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from repromatrix import __version__
 from repromatrix.environment import EnvRequest, EnvStore, IndexSettings, InstallError
-from repromatrix.errors import UserError
+from repromatrix.errors import UserError, writable_folder
 from repromatrix.execution import host, scheduler
 from repromatrix.execution.runner import CaseRecord, CaseRunner
 from repromatrix.matrix import Combination, Matrix, load_matrix
@@ -79,6 +80,24 @@ def select(matrix: Matrix, options: RunOptions) -> list[Combination]:
                 raise UserError(f"combination {wrong[0]!r} is not in tier {options.tier!r}")
         return chosen
     return list(matrix.tier(options.tier or DEFAULT_TIER))
+
+
+def preflight(matrix: Matrix, options: RunOptions) -> None:
+    """Everything a run needs, checked before the results folder is claimed: a fresh
+    run moves the previous results aside, and a run refused for bad input must not
+    have cost them."""
+    cases_root = (options.cases or matrix.path.parent / "cases").resolve()
+    if not cases_root.is_dir():
+        raise UserError(f"{cases_root}: no cases folder (--cases)")
+    for selection in options.selection:
+        target = selection.split("::", 1)[0]
+        found = (cases_root / target).resolve()
+        if not target or not found.is_relative_to(cases_root):
+            raise UserError(f"{selection!r}: not a case in {cases_root.name}/")
+        if not found.exists():
+            raise UserError(f"{selection!r}: no such file in {cases_root.name}/")
+    writable_folder(options.results, "--results", renamed=options.mode == "fresh")
+    writable_folder(EnvStore(options.env_dir).root, "--env-dir")
 
 
 def repro_command(combo: Combination, case_id: str | None = None) -> str:
@@ -238,6 +257,7 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
     rich display on stdout, or as plain lines to ``say`` when one is given."""
     matrix = load_matrix(options.matrix, cases=options.cases)
     combos = select(matrix, options)
+    preflight(matrix, options)
     # Registry and baseline are read now: bad input fails before the run, and a
     # baseline inside the results folder is read before a fresh run moves it aside.
     reporting = reporting_for(options)

@@ -15,6 +15,7 @@ git bisect: it says nothing about the behaviour being looked for.
 
 from __future__ import annotations
 
+import ast
 import re
 import tempfile
 import time
@@ -57,6 +58,12 @@ def parse_pin_option(text: str) -> Pin:
         raw = rest[2:].strip()
     elif rest.startswith("=") and not rest.startswith("=="):
         raw = rest[1:].strip()
+        if raw not in ("system", "latest", "null"):
+            # 'torch=>2' is a typo of 'torch>=2', not a pin to guess at
+            raise UserError(
+                f"--pin {text!r}: after a single '=' comes system, latest or null "
+                "(a version takes '==')"
+            )
         raw = None if raw == "null" else raw
     else:
         raw = rest  # a specifier: >=, <, ~=, !=, ==4.5.*
@@ -117,6 +124,36 @@ class Probe:
         if not path or not (root / path).exists():
             raise UserError(f"--case {self.case}: no {path or 'file'} in {self.cases_root}")
         return Probe(case=self.case, cases_root=root, timeout=self.timeout)
+
+    def defined(self) -> Probe:
+        """The validated probe, whose case the file also defines (a test function or
+        class named by its node id, read from the source: nothing is imported). A
+        bisect over a case that does not exist could only end "could not conclude"."""
+        probe = self.validated()
+        if probe.case is None or "::" not in probe.case:
+            return probe
+        path, name = probe.case.split("::")[:2]
+        name = name.split("[", 1)[0]
+        try:
+            tree = ast.parse((probe.cases_root / path).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError) as err:
+            raise UserError(f"--case {self.case}: cannot read {path} ({err})") from None
+        if name not in _top_level_names(tree):
+            raise UserError(f"--case {self.case}: {path} defines no {name!r}")
+        return probe
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
 
 
 @dataclass

@@ -151,7 +151,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # check's bad input exits 128 (git bisect run stops), everything else's 2.
+        code = bisect_commands.CheckInputError.exit_code if args.command == "check" else 2
+        parser.print_usage(sys.stderr)
+        print(f"repromatrix: error: unrecognized arguments: {' '.join(unknown)}", file=sys.stderr)
+        return code
     try:
         if args.command == "list":
             return _list(args)
