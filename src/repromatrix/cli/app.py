@@ -156,7 +156,6 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         # check's bad input exits 128 (git bisect run stops), everything else's 2.
         code = bisect_commands.CheckInputError.exit_code if args.command == "check" else 2
-        parser.print_usage(sys.stderr)
         print(f"repromatrix: error: unrecognized arguments: {' '.join(unknown)}", file=sys.stderr)
         return code
     try:

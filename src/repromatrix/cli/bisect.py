@@ -51,7 +51,6 @@ def _exits_128(parser: argparse.ArgumentParser) -> None:
     every other bad input to ``check``: git bisect run reads 2 as 'bad'."""
 
     def error(message: str) -> None:
-        parser.print_usage(sys.stderr)
         parser.exit(CheckInputError.exit_code, f"{parser.prog}: error: {message}\n")
 
     parser.error = error  # type: ignore[method-assign]

@@ -121,6 +121,7 @@ class ResultsDir:
             handle.write(f"pid {os.getpid()}")
             handle.flush()
             try:
+                self._recover()
                 if mode == "fresh" and self.path.exists() and any(self.path.iterdir()):
                     self._rotate()
                 self.path.mkdir(parents=True, exist_ok=True)
@@ -130,14 +131,22 @@ class ResultsDir:
                 handle.truncate()
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
+    @property
+    def _aside(self) -> Path:
+        return self.path.with_name(f".{self.path.name}.previous.old")
+
+    def _recover(self) -> None:
+        """A rotation killed between its two renames left the previous run aside:
+        put it back (or drop it, when the rotation had completed)."""
+        if self._aside.exists() and not self.previous.exists():
+            os.replace(self._aside, self.previous)
+        shutil.rmtree(self._aside, ignore_errors=True)
+
     def _rotate(self) -> None:
         """latest -> latest.previous, the older previous deleted last: killed at any
         point, both are as they were or the rotation is complete (a previous left
         aside is put back by the next claim)."""
-        aside = self.path.with_name(f".{self.path.name}.previous.old")
-        if aside.exists() and not self.previous.exists():
-            os.replace(aside, self.previous)  # a rotation killed half-way
-        shutil.rmtree(aside, ignore_errors=True)
+        aside = self._aside
         if self.previous.exists():
             os.replace(self.previous, aside)
         os.replace(self.path, self.previous)
