@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from repromatrix import __version__
 from repromatrix.cli import bisect as bisect_commands
@@ -51,8 +52,18 @@ def _report_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block: a CI log shows the line that
+    matters) and a per-command exit code (``bad_input_exit``: check's 128)."""
+
+    bad_input_exit = 2
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(self.bad_input_exit, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="repromatrix", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="repromatrix", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"repromatrix {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -152,11 +163,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args, unknown = parser.parse_known_args(argv)
+    try:
+        args, unknown = parser.parse_known_args(argv)
+    except SystemExit as done:  # --help, --version, or argparse's own one-line error
+        return done.code if isinstance(done.code, int) else 0 if done.code is None else 2
     if unknown:
         # check's bad input exits 128 (git bisect run stops), everything else's 2.
         code = bisect_commands.CheckInputError.exit_code if args.command == "check" else 2
-        print(f"repromatrix: error: unrecognized arguments: {' '.join(unknown)}", file=sys.stderr)
+        print(
+            f"repromatrix {args.command}: error: unrecognized arguments: {' '.join(unknown)}",
+            file=sys.stderr,
+        )
         return code
     try:
         if args.command == "list":

@@ -46,16 +46,6 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _exits_128(parser: argparse.ArgumentParser) -> None:
-    """argparse's own errors (a missing option, a bad value) exit 128 too, like
-    every other bad input to ``check``: git bisect run reads 2 as 'bad'."""
-
-    def error(message: str) -> None:
-        parser.exit(CheckInputError.exit_code, f"{parser.prog}: error: {message}\n")
-
-    parser.error = error  # type: ignore[method-assign]
-
-
 def _probe_options(parser: argparse.ArgumentParser) -> None:
     probe = parser.add_mutually_exclusive_group(required=True)
     probe.add_argument(
@@ -143,7 +133,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "128 for bad input, which stops git bisect run.",
     )
     _probe_options(check)
-    _exits_128(check)
+    # argparse's own errors too: git bisect run reads 2 as "bad".
+    check.bad_input_exit = CheckInputError.exit_code  # type: ignore[attr-defined]
 
 
 def _index(args: argparse.Namespace) -> IndexSettings | None:
