@@ -22,7 +22,7 @@ from repromatrix import __version__
 from repromatrix.environment import EnvRequest, EnvStore, IndexSettings, InstallError
 from repromatrix.errors import UserError, writable_folder
 from repromatrix.execution import host, scheduler
-from repromatrix.execution.runner import CaseRecord, CaseRunner
+from repromatrix.execution.runner import CaseRecord, CaseRunner, check_records
 from repromatrix.matrix import Combination, Matrix, load_matrix
 from repromatrix.outcomes import combination_status
 from repromatrix.redact import portable_argv, redact_env, redact_text
@@ -98,6 +98,12 @@ def preflight(matrix: Matrix, options: RunOptions) -> None:
             raise UserError(f"{selection!r}: no such file in {cases_root.name}/")
     writable_folder(options.results, "--results", renamed=options.mode == "fresh")
     writable_folder(EnvStore(options.env_dir).root, "--env-dir")
+    if options.mode != "fresh" and options.results.is_dir():
+        # What --resume and --update keep must be results, checked before any cell runs.
+        read_combinations(options.results)
+        if options.mode == "resume":
+            for records in sorted((options.results / "records").glob("*.jsonl")):
+                check_records(records)
 
 
 def repro_command(combo: Combination, case_id: str | None = None) -> str:

@@ -400,6 +400,12 @@ def _record_event(path: Path, number: int, line: str) -> dict | None:
     return event
 
 
+def check_records(path: Path) -> None:
+    """A records file a resumed run would continue from, refused in one line when
+    any line of it is not a record (UserError)."""
+    _read_records(path, {})
+
+
 def _read_records(path: Path, places: Mapping[str, str]) -> _State:
     collected: list[str] | None = None
     finished: dict[str, CaseRecord] = {}
