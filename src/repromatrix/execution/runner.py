@@ -385,7 +385,8 @@ def _record_event(path: Path, number: int, line: str) -> dict | None:
     elif kind == "end":
         if not isinstance(event.get("id"), str):
             raise UserError(f"{where}: id: {event.get('id')!r} is not a case id")
-        if event.get("outcome") not in _OUTCOMES:
+        outcome = event.get("outcome")
+        if not isinstance(outcome, str) or outcome not in _OUTCOMES:
             raise UserError(
                 f"{where}: outcome: {event.get('outcome')!r} is not an outcome "
                 f"({', '.join(sorted(_OUTCOMES))})"
