@@ -25,6 +25,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from repromatrix import redact
 from repromatrix.bisect.search import Observation, ProbeOutcome
 from repromatrix.environment import Environment, EnvRequest, EnvStore, IndexSettings, InstallError
 from repromatrix.errors import UserError
@@ -45,6 +46,7 @@ def parse_pin_option(text: str) -> Pin:
 
     ``torch==2.13.0``, ``torch>=2.5,<2.14``, ``torch=system``, ``peft=latest``,
     ``unsloth=null`` (kept out), ``peft@git+https://...``."""
+    redact.remember(texts=[text])  # credentials of a URL, masked wherever they appear
     match = _PIN.match(text)
     if not match or not match.group(2):
         raise UserError(

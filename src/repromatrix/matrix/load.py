@@ -161,7 +161,9 @@ def _remember_secrets(data: Any) -> None:
         if isinstance(value, dict):
             env = value.get("env")
             if isinstance(env, dict):
-                redact.remember({str(k): v for k, v in env.items() if isinstance(v, str)})
+                # a number too: an error message would quote it
+                scalars = (str, int, float)
+                redact.remember({str(k): str(v) for k, v in env.items() if isinstance(v, scalars)})
             stack.extend(value.values())
         elif isinstance(value, list):
             stack.extend(value)
