@@ -25,7 +25,7 @@ from repromatrix.execution import host, scheduler
 from repromatrix.execution.runner import CaseRecord, CaseRunner, check_records
 from repromatrix.matrix import Combination, Matrix, load_matrix
 from repromatrix.outcomes import combination_status
-from repromatrix.redact import portable_argv, redact_env, redact_text
+from repromatrix.redact import portable_argv, redact, redact_env, redact_text
 from repromatrix.reports import Reporting
 from repromatrix.reports.environment import HostProbe
 from repromatrix.results import (
@@ -285,7 +285,8 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
         todo: list[scheduler.Job[Combination]] = []
         for combo in combos:
             previous = done.get(combo.id)
-            if previous is not None and previous.requested == combo.requested():
+            # As stored: with any credentials in a pin masked.
+            if previous is not None and previous.requested == redact(combo.requested()):
                 where = f"[{position[combo.id]}/{len(combos)}]"
                 display.line(f"{where} {combo.id}: kept from the interrupted run")
                 continue
