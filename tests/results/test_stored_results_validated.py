@@ -224,3 +224,12 @@ def test_a_record_cut_short_by_a_kill_is_not_an_error(tmp_path: Path) -> None:
     records = tmp_path / "a.jsonl"
     records.write_text('{"event": "collected", "ids": ["t::x"]}\n{"event": "end", "id": "t::\n')
     check_records(records)  # no error
+
+
+@pytest.mark.parametrize("into", ["a-file", "a-file/merged"])
+def test_merge_into_a_file_or_under_one(tmp_path: Path, capsys, into: str) -> None:
+    source = _good(tmp_path / "artifact")
+    (tmp_path / "a-file").write_text("not a folder")
+    code = main(["merge", "--into", str(tmp_path / into), str(source)])
+    _one_line(capsys, code, "is a file, not a folder")
+    assert (tmp_path / "a-file").read_text() == "not a folder"

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from repromatrix.errors import UserError
+from repromatrix.errors import UserError, writable_folder
 from repromatrix.redact import redact, redact_text
 from repromatrix.results.schema import (
     ID_PATTERN,
@@ -101,6 +101,7 @@ class ResultsDir:
         """Hold the directory for one run; a second run gets a clear error instead
         of interleaving its files with ours."""
         lock_path = self.path.with_name(f".{self.path.name}.lock")
+        writable_folder(self.path, "results folder")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             handle = open(lock_path, "a+")  # noqa: SIM115 (closed by the with below)
