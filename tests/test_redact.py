@@ -68,3 +68,61 @@ def test_a_custom_env_dir_is_shortened_to_env_however_pytest_spells_it(tmp_path)
         "test_lora.py:41: in test_lora ../../x stays",
     ]
     assert "../../.." not in places  # a bare run of '..' is never a place
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "DB_PASS",
+        "db_pass",
+        "api_key",
+        "Service_Token",
+        "MYSQL_PWD",
+        "PASSWD",
+        "AWS_CREDENTIALS",
+        "BASIC_AUTH",
+        "x-auth-header",
+        "HF_TOKEN",
+        "SECRET",
+    ],
+)
+def test_secret_looking_names_in_any_spelling(name):
+    assert redact_text("v=secret-value-1", {name: "secret-value-1"}) == "v=***"
+
+
+@pytest.mark.parametrize("name", ["PWD", "OLDPWD", "GIT_AUTHOR_NAME", "PATH", "HOME"])
+def test_names_that_are_not_secrets(name):
+    assert redact_text("in /work/project", {name: "/work/project"}) == "in /work/project"
+
+
+def test_what_a_matrix_sets_is_masked_from_then_on():
+    from repromatrix.redact import forget, remember
+
+    remember({"DB_PASS": "from-the-matrix", "OMP_NUM_THREADS": "16"}, texts=["x"])
+    remember(texts=["git+https://me:p%40ss-word@host/r.git"])
+    try:
+        text = "from-the-matrix 16 p@ss-word p%40ss-word"
+        assert redact_text(text, environ={}) == "*** 16 *** ***"
+    finally:
+        forget()
+    assert redact_text("from-the-matrix", environ={}) == "from-the-matrix"
+
+
+def test_inherited_url_credentials_are_masked_without_their_url():
+    environ = {"PIP_INDEX_URL": "https://user:idx-password@host/simple"}
+    assert redact_text("auth failed for idx-password", environ) == "auth failed for ***"
+
+
+def test_the_console_masks_a_secret_written_in_pieces(monkeypatch):
+    import io
+    import sys
+
+    from repromatrix.redact import console
+
+    monkeypatch.setenv("DB_PASS", "console-secret")
+    target = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", target)
+    with console():
+        sys.stdout.write("a console-")
+        sys.stdout.write("secret b\nc console-secret")
+    assert target.getvalue() == "a *** b\nc ***"

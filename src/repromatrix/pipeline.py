@@ -1,6 +1,7 @@
 """A matrix run, as a list of small steps:
 
-load matrix -> select combinations -> claim the results directory
+load matrix -> select combinations -> preflight (cases, selection, folders)
+  -> claim the results directory
   -> for each combination (--jobs N of them at once, scheduler.py):
        build environment -> run cases -> write its result -> merge results.json
   -> verdicts -> reports -> exit code (reports.Reporting)
@@ -19,13 +20,13 @@ from pathlib import Path
 
 from repromatrix import __version__
 from repromatrix.environment import EnvRequest, EnvStore, IndexSettings, InstallError
-from repromatrix.errors import UserError
+from repromatrix.errors import UserError, writable_folder
 from repromatrix.execution import host, scheduler
-from repromatrix.execution.runner import CaseRecord, CaseRunner
+from repromatrix.execution.runner import CaseRecord, CaseRunner, check_records
 from repromatrix.matrix import CaseIndex, Combination, Matrix, load_matrix
 from repromatrix.matrix.locate import shown as shown_matrix
 from repromatrix.outcomes import FAILURES, CaseStatus, combination_status
-from repromatrix.redact import portable_argv, redact_env, redact_text
+from repromatrix.redact import portable_argv, redact, redact_env, redact_text
 from repromatrix.reports import Reporting
 from repromatrix.reports.environment import HostProbe
 from repromatrix.results import (
@@ -80,6 +81,30 @@ def select(matrix: Matrix, options: RunOptions) -> list[Combination]:
                 raise UserError(f"combination {wrong[0]!r} is not in tier {options.tier!r}")
         return chosen
     return list(matrix.tier(options.tier or DEFAULT_TIER))
+
+
+def preflight(matrix: Matrix, options: RunOptions) -> None:
+    """Everything a run needs, checked before the results folder is claimed: a fresh
+    run moves the previous results aside, and a run refused for bad input must not
+    have cost them."""
+    cases_root = (options.cases or matrix.path.parent / "cases").resolve()
+    if not cases_root.is_dir():
+        raise UserError(f"{cases_root}: no cases folder (--cases)")
+    for selection in options.selection:
+        target = selection.split("::", 1)[0]
+        found = (cases_root / target).resolve()
+        if not target or not found.is_relative_to(cases_root):
+            raise UserError(f"{selection!r}: not a case in {cases_root.name}/")
+        if not found.exists():
+            raise UserError(f"{selection!r}: no such file in {cases_root.name}/")
+    writable_folder(options.results, "--results", renamed=options.mode == "fresh")
+    writable_folder(EnvStore(options.env_dir).root, "--env-dir")
+    if options.mode != "fresh" and options.results.is_dir():
+        # What --resume and --update keep must be results, checked before any cell runs.
+        read_combinations(options.results)
+        if options.mode == "resume":
+            for records in sorted((options.results / "records").glob("*.jsonl")):
+                check_records(records)
 
 
 def check_selection(matrix: Matrix, options: RunOptions) -> None:
@@ -286,6 +311,7 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
     rich display on stdout, or as plain lines to ``say`` when one is given."""
     matrix = load_matrix(options.matrix, cases=options.cases)
     combos = select(matrix, options)
+    preflight(matrix, options)
     check_selection(matrix, options)
     # Registry and baseline are read now: bad input fails before the run, and a
     # baseline inside the results folder is read before a fresh run moves it aside.
@@ -308,7 +334,8 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
         todo: list[scheduler.Job[Combination]] = []
         for combo in combos:
             previous = done.get(combo.id)
-            if previous is not None and previous.requested == combo.requested():
+            # As stored: with any credentials in a pin masked.
+            if previous is not None and previous.requested == redact(combo.requested()):
                 where = f"[{position[combo.id]}/{len(combos)}]"
                 display.line(f"{where} {combo.id}: kept from the interrupted run")
                 continue

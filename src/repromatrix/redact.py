@@ -3,23 +3,40 @@
 Three nets, applied together by :func:`redact_text`:
 
 1. values of environment variables whose *names* look secret (TOKEN, KEY, SECRET,
-   PASSWORD, ...), wherever those values appear in text;
+   PASS, PWD, CREDENTIAL, AUTH in any case: ``DB_PASS``, ``api_key``), wherever those
+   values appear in text: the variables this process inherited, and those a matrix
+   sets for its cells (:func:`remember`, called when matrix.yaml is loaded); with
+   them, the credentials found in any URL of either (a pin, an index, find-links);
 2. credentials inside URLs (``https://user:pass@host`` -> ``https://***@host``);
 3. well-known token shapes (``hf_...``, ``ghp_...``, ``github_pat_...``), even when
    they did not come from this process's environment (a traceback of a cell, say).
+
+Every byte leaves through one of two doors, and both apply the three nets: files
+through results.write_text_atomic / write_json_atomic (and the logs and records the
+runner rewrites after each interpreter), the console through :func:`console`, which
+the command line wraps around every command.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import os
 import re
-from collections.abc import Callable, Mapping
-from typing import Any
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TextIO
+from urllib.parse import unquote
 
 MASK = "***"
 
-SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+# PASS covers PASSWORD and PASSWD; PWD covers DB_PWD; AUTH, but not AUTHOR (a commit's
+# author is no secret); CREDENTIAL(S).
+SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASS|PWD|CREDENTIAL|AUTH(?!OR)", re.IGNORECASE)
+# The shell's working directories: paths, which shorten_paths makes portable.
+NOT_SECRET_NAMES = frozenset({"PWD", "OLDPWD"})
 # Matched from the literal '://' (fast to find); the scheme before it is kept as is.
 URL_CREDENTIALS = re.compile(r"://(?P<cred>[^/@\s:]+(?::[^/@\s]*)?)@")
 # A token starts at a word boundary: the first letter is matched before the boundary is
@@ -37,13 +54,62 @@ TOKEN_SHAPES = re.compile(
 MIN_SECRET_LENGTH = 6
 
 
+# userinfo of any URL, for the credentials themselves (a tool may print them decoded,
+# or without the URL around them).
+_USERINFO = re.compile(r"://([^/@\s]+)@")
+
+_REMEMBERED: set[str] = set()
+_REMEMBERED_LOCK = threading.Lock()
+
+
 def is_secret_name(name: str) -> bool:
-    return bool(SECRET_NAME.search(name))
+    return name.upper() not in NOT_SECRET_NAMES and bool(SECRET_NAME.search(name))
+
+
+def url_credentials(text: str) -> set[str]:
+    """The userinfo of each URL in ``text``, whole, decoded and its password alone."""
+    found: set[str] = set()
+    for match in _USERINFO.finditer(text):
+        userinfo = match.group(1)
+        password = userinfo.split(":", 1)[1] if ":" in userinfo else userinfo
+        found |= {userinfo, unquote(userinfo), password, unquote(password)}
+    return {v for v in found if len(v) >= MIN_SECRET_LENGTH}
+
+
+def secrets_in(environ: Mapping[str, str]) -> set[str]:
+    """The secrets an environment holds: values of secret-named variables and the
+    credentials of URLs in any value."""
+    found: set[str] = set()
+    for name, value in environ.items():
+        if not isinstance(value, str):
+            continue
+        if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH:
+            found.add(value)
+        if "@" in value:
+            found |= url_credentials(value)
+    return found
+
+
+def remember(environ: Mapping[str, str] = (), texts: Iterable[str] = ()) -> None:
+    """Mask these from now on, in this process: the secrets of an environment a
+    matrix sets for its cells, and the URL credentials in ``texts`` (pins, indexes)."""
+    found = secrets_in(dict(environ))
+    for text in texts:
+        found |= url_credentials(text)
+    with _REMEMBERED_LOCK:
+        _REMEMBERED.update(found)
+
+
+def forget() -> None:
+    """Tests: start again from the environment alone."""
+    with _REMEMBERED_LOCK:
+        _REMEMBERED.clear()
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     environ = os.environ if environ is None else environ
-    values = {v for k, v in environ.items() if is_secret_name(k) and len(v) >= MIN_SECRET_LENGTH}
+    with _REMEMBERED_LOCK:
+        values = secrets_in(environ) | _REMEMBERED
     # Longest first, so a secret containing another is masked whole.
     return sorted(values, key=len, reverse=True)
 
@@ -90,6 +156,60 @@ def _redact_all(obj: Any, scrub: Callable[[str], str]) -> Any:
     if isinstance(obj, (list, tuple)):
         return [_redact_all(v, scrub) for v in obj]
     return obj
+
+
+class _RedactingStream(io.TextIOBase):
+    """A console stream that masks what is written to it, line by line (a secret is
+    never split between two writes of one line); everything else is the stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        lines = (self._pending + text).split("\n")
+        self._pending = lines.pop()
+        if lines:
+            self._stream.write(redact_text("\n".join(lines) + "\n"))
+        if self._pending and ("\r" in self._pending or len(self._pending) > 4096):
+            # a progress redraw (\r) or a run-on line: out now, masked all the same
+            self._stream.write(redact_text(self._pending))
+            self._pending = ""
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self._stream.write(redact_text(self._pending))
+            self._pending = ""
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._stream, "encoding", "utf-8")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def console() -> Iterator[None]:
+    """Everything printed on stdout and stderr inside, masked: the console's door."""
+    saved = sys.stdout, sys.stderr
+    out, err = _RedactingStream(sys.stdout), _RedactingStream(sys.stderr)
+    sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for stream in (out, err):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        sys.stdout, sys.stderr = saved
 
 
 def shorten_paths(text: str, places: Mapping[str, str]) -> str:

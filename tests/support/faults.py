@@ -25,7 +25,7 @@ import os
 import pathlib
 import time
 
-LEDGER = pathlib.Path(__file__).resolve().parents[2] / "ledger.txt"
+LEDGER = pathlib.Path(__file__).resolve().parents[1] / "ledger.txt"
 
 
 def note(case):

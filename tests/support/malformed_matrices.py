@@ -282,4 +282,172 @@ VARIANTS = [
         "tiers.smoke[0].id",
         "template",
     ),
+    # --- id templates: only {package} fields
+    Variant(
+        "id-template-format-spec",
+        tiers('  smoke:\n    - axes: {transformers: ["4.56.2"]}\n      id: "tf{transformers:d}"\n'),
+        "tiers.smoke[0].id: 'tf{transformers:d}'",
+        "format spec",
+    ),
+    Variant(
+        "id-template-conversion",
+        tiers('  smoke:\n    - axes: {transformers: ["4.56.2"]}\n      id: "tf{transformers!r}"\n'),
+        "tiers.smoke[0].id: 'tf{transformers!r}'",
+        "conversion",
+    ),
+    Variant(
+        "id-template-positional-field",
+        tiers(
+            '  smoke:\n    - axes: {transformers: ["4.56.2"]}\n      id: "tf{}-{transformers}"\n'
+        ),
+        "tiers.smoke[0].id",
+        "not a valid id template",
+    ),
+    Variant(
+        "id-template-attribute",
+        tiers(
+            '  smoke:\n    - axes: {transformers: ["4.56.2"]}\n      id: "{transformers.real}"\n'
+        ),
+        "tiers.smoke[0].id",
+        "'transformers.real'",
+    ),
+    # --- structure: keys are text, nesting is shallow, aliases do not explode
+    Variant(
+        "number-as-tier-name",
+        tiers('  7:\n    - {id: a, peft: "0.17.1"}\n'),
+        "tiers.7",
+        "key 7 is not text",
+    ),
+    Variant(
+        "boolean-as-top-level-key",
+        "true: 1\n" + tiers('  smoke:\n    - {id: a, peft: "0.17.1"}\n'),
+        "True",
+        "is not text",
+    ),
+    Variant(
+        "number-as-env-name",
+        tiers('  smoke:\n    - {id: a, peft: "0.17.1", env: {1: x}}\n'),
+        "tiers.smoke[0].env.1",
+        "is not text",
+    ),
+    Variant(
+        "list-as-key",
+        tiers('  smoke:\n    - {id: a, peft: "0.17.1", ? [x, y] : z}\n'),
+        "matrix.yaml:",
+        "a key must be text",
+    ),
+    Variant(
+        "nested-hundreds-deep",
+        tiers('  smoke:\n    - {id: a, peft: "0.17.1", tags: ' + "[" * 300 + "]" * 300 + "}\n"),
+        "tiers.smoke[0].tags",
+        "nested more than 32 deep",
+    ),
+    Variant(
+        "alias-bomb",
+        "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+        + "".join(
+            f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\n"
+            for p, n in zip("abcdefgh", "bcdefghi", strict=True)
+        )
+        + tiers('  smoke:\n    - {id: a, peft: "0.17.1", tags: *i}\n'),
+        "matrix.yaml",
+        "alias",
+    ),
+    # --- booleans and infinities are not numbers of seconds
+    Variant(
+        "boolean-timeout",
+        tiers('  smoke:\n    - id: a\n      peft: "0.17.1"\n      case_timeout: true\n'),
+        "tiers.smoke[0].case_timeout: True",
+        "boolean",
+    ),
+    Variant(
+        "infinite-timeout",
+        tiers('  smoke:\n    - id: a\n      peft: "0.17.1"\n      install_timeout: .inf\n'),
+        "tiers.smoke[0].install_timeout",
+        "finite number (got inf)",
+    ),
+    Variant(
+        "nan-timeout",
+        tiers('  smoke:\n    - id: a\n      peft: "0.17.1"\n      case_timeout: .nan\n'),
+        "tiers.smoke[0].case_timeout",
+        "nan",
+    ),
+    # --- environment variables
+    Variant(
+        "empty-env-name",
+        tiers('  smoke:\n    - {id: a, peft: "0.17.1", env: {"": x}}\n'),
+        "tiers.smoke[0].env: ''",
+        "not an environment variable name",
+    ),
+    Variant(
+        "env-name-with-equals",
+        tiers('  smoke:\n    - {id: a, peft: "0.17.1", env: {"A=B": x}}\n'),
+        "tiers.smoke[0].env: 'A=B'",
+        "not an environment variable name",
+    ),
+    Variant(
+        "env-value-with-nul",
+        tiers('  smoke:\n    - {id: a, peft: "0.17.1", env: {OMP: "1\\0"}}\n'),
+        "tiers.smoke[0].env",
+        "the value of OMP holds a NUL character",
+    ),
+    # --- tier names
+    Variant(
+        "empty-tier-name",
+        tiers('  "":\n    - {id: a, peft: "0.17.1"}\n'),
+        "tiers.",
+        "'' is not a tier name",
+    ),
+    Variant(
+        "path-like-tier-name",
+        tiers('  "../smoke":\n    - {id: a, peft: "0.17.1"}\n'),
+        "'../smoke'",
+        "not a tier name",
+    ),
+    Variant(
+        "tier-name-with-slash",
+        tiers('  "gpu/nightly":\n    - {id: a, peft: "0.17.1"}\n'),
+        "'gpu/nightly'",
+        "not a tier name",
+    ),
+    # --- excludes and case selections
+    Variant(
+        "exclude-matches-nothing",
+        tiers(
+            '  smoke:\n    - axes: {transformers: ["4.56.2", "5.23.0"]}\n'
+            '      exclude: [{transformers: "5.32.0"}]\n'
+        ),
+        "tiers.smoke[0].exclude[0]",
+        "matches no combination of the axes (transformers: 5.32.0",
+    ),
+    Variant(
+        "case-selection-outside-cases",
+        tiers('  smoke:\n    - {id: a, peft: "0.17.1", cases: ["../matrix.yaml"]}\n'),
+        "tiers.smoke[0].cases: '../matrix.yaml'",
+        "outside the cases folder",
+    ),
+    Variant(
+        "case-selection-absolute",
+        tiers('  smoke:\n    - {id: a, peft: "0.17.1", cases: ["/etc/hostname"]}\n'),
+        "tiers.smoke[0].cases: '/etc/hostname'",
+        "outside the cases folder",
+    ),
+    Variant(
+        "case-selection-empty",
+        tiers('  smoke:\n    - {id: a, peft: "0.17.1", cases: [""]}\n'),
+        "tiers.smoke[0].cases: ''",
+        "empty",
+    ),
+    Variant(
+        "case-selection-only-a-node",
+        tiers('  smoke:\n    - {id: a, peft: "0.17.1", cases: ["::test_x"]}\n'),
+        "tiers.smoke[0].cases: '::test_x'",
+        "empty",
+    ),
+    Variant(
+        "triple-equals-pin",
+        tiers('  smoke:\n    - {id: a, transformers: "==="}\n'),
+        "tiers.smoke[0].transformers: '==='",
+        "not a version or specifier",
+    ),
 ]

@@ -19,6 +19,7 @@ ends with the error's last line ("exit 1: RuntimeError: ..."), not only "exit 1"
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import tempfile
@@ -30,7 +31,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from repromatrix import procs
+from repromatrix import procs, redact
 from repromatrix.bisect.search import Observation, ProbeOutcome
 from repromatrix.environment import Environment, EnvRequest, EnvStore, IndexSettings, InstallError
 from repromatrix.errors import UserError
@@ -58,6 +59,7 @@ def parse_pin_option(text: str) -> Pin:
 
     ``torch==2.13.0``, ``torch>=2.5,<2.14``, ``torch=system``, ``peft=latest``,
     ``unsloth=null`` (kept out), ``peft@git+https://...``."""
+    redact.remember(texts=[text])  # credentials of a URL, masked wherever they appear
     match = _PIN.match(text)
     if not match or not match.group(2):
         raise UserError(
@@ -71,6 +73,12 @@ def parse_pin_option(text: str) -> Pin:
         raw = rest[2:].strip()
     elif rest.startswith("=") and not rest.startswith("=="):
         raw = rest[1:].strip()
+        if raw not in ("system", "latest", "null"):
+            # 'torch=>2' is a typo of 'torch>=2', not a pin to guess at
+            raise UserError(
+                f"--pin {text!r}: after a single '=' comes system, latest or null "
+                "(a version takes '==')"
+            )
         raw = None if raw == "null" else raw
     else:
         raw = rest  # a specifier: >=, <, ~=, !=, ==4.5.*
@@ -131,6 +139,36 @@ class Probe:
         if not path or not (root / path).exists():
             raise UserError(f"--case {self.case}: no {path or 'file'} in {self.cases_root}")
         return Probe(case=self.case, cases_root=root, timeout=self.timeout)
+
+    def defined(self) -> Probe:
+        """The validated probe, whose case the file also defines (a test function or
+        class named by its node id, read from the source: nothing is imported). A
+        bisect over a case that does not exist could only end "could not conclude"."""
+        probe = self.validated()
+        if probe.case is None or "::" not in probe.case:
+            return probe
+        path, name = probe.case.split("::")[:2]
+        name = name.split("[", 1)[0]
+        try:
+            tree = ast.parse((probe.cases_root / path).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError) as err:
+            raise UserError(f"--case {self.case}: cannot read {path} ({err})") from None
+        if name not in _top_level_names(tree):
+            raise UserError(f"--case {self.case}: {path} defines no {name!r}")
+        return probe
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
 
 
 @dataclass

@@ -98,7 +98,7 @@ def plan(options: BisectOptions) -> Plan:
         )
     if any(pin.package == package for pin in options.pins):
         raise UserError(f"--pin: {package} is the package being bisected; it cannot be pinned too")
-    probe = options.probe.validated()
+    probe = options.probe.defined()
     if options.wheelhouse is not None:
         if not options.wheelhouse.is_dir():
             raise UserError(f"--wheelhouse {options.wheelhouse}: no such folder")

@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from repromatrix import __version__
 from repromatrix.cli import bisect as bisect_commands
@@ -22,6 +23,7 @@ from repromatrix.errors import UserError
 from repromatrix.matrix import CaseIndex, Combination, Matrix, find_matrix, load_matrix
 from repromatrix.matrix.locate import FILE_NAME
 from repromatrix.pipeline import DEFAULT_TIER, RunOptions, run
+from repromatrix.redact import console
 from repromatrix.reports import rerender
 from repromatrix.verdicts.knownissues import RegistryLocation
 
@@ -53,8 +55,18 @@ def _report_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block: a CI log shows the line that
+    matters) and a per-command exit code (``bad_input_exit``: check's 128)."""
+
+    bad_input_exit = 2
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(self.bad_input_exit, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="repromatrix", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="repromatrix", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"repromatrix {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -159,7 +171,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    # The console's door: whatever a command prints, secrets masked (redact.py).
+    with console():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args, unknown = parser.parse_known_args(argv)
+    except SystemExit as done:  # --help, --version, or argparse's own one-line error
+        return done.code if isinstance(done.code, int) else 0 if done.code is None else 2
+    if unknown:
+        # check's bad input exits 128 (git bisect run stops), everything else's 2.
+        code = bisect_commands.CheckInputError.exit_code if args.command == "check" else 2
+        print(
+            f"repromatrix {args.command}: error: unrecognized arguments: {' '.join(unknown)}",
+            file=sys.stderr,
+        )
+        return code
     if getattr(args, "matrix", ...) is None:
         # Not given: the nearest matrix.yaml upward (like git's .git); none found leaves
         # matrix.yaml, whose absence each command reports (or, for report, tolerates).

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -31,6 +32,18 @@ class CheckInputError(UserError):
     125 aside, would mark the commit bad)."""
 
     exit_code = 128
+
+
+def _seconds(text: str) -> float:
+    """A time limit: a finite number of seconds above zero (NaN would never expire,
+    a negative one would expire at once)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of seconds above 0")
+    return value
 
 
 def _probe_options(parser: argparse.ArgumentParser) -> None:
@@ -71,14 +84,14 @@ def _probe_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--python", help="the cells' Python (a version or a path)")
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=DEFAULT_RUN_TIMEOUT,
         metavar="SECONDS",
         help="time limit of one run of the case or script; over it = bad (default: %(default)s)",
     )
     parser.add_argument(
         "--install-timeout",
-        type=float,
+        type=_seconds,
         default=DEFAULT_INSTALL_TIMEOUT,
         metavar="SECONDS",
         help="time limit of one environment build (default: %(default)s)",
@@ -120,6 +133,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "128 for bad input, which stops git bisect run.",
     )
     _probe_options(check)
+    # argparse's own errors too: git bisect run reads 2 as "bad".
+    check.bad_input_exit = CheckInputError.exit_code  # type: ignore[attr-defined]
 
 
 def _index(args: argparse.Namespace) -> IndexSettings | None:

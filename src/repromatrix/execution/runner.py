@@ -22,8 +22,9 @@ from pathlib import Path
 
 from repromatrix import procs
 from repromatrix.environment import Environment
-from repromatrix.outcomes import COLLECTION_ID, RERUN_WORTHY
-from repromatrix.redact import machine_places, redact_text, shorten_paths
+from repromatrix.errors import UserError
+from repromatrix.outcomes import COLLECTION_ID, RERUN_WORTHY, CaseOutcome
+from repromatrix.redact import machine_places, redact, redact_text, shorten_paths
 
 PLUGIN_DIR = Path(__file__).parent / "_cell"
 PLUGIN = "repromatrix_cell_plugin"
@@ -208,8 +209,11 @@ class CaseRunner:
         finally:
             if self.log_path:
                 log.close()
-                text = redact_text(self.log_path.read_text())
+                text = redact_text(self.log_path.read_text(errors="replace"))
                 self.log_path.write_text(shorten_paths(text, self.places))
+            # The cell writes its records from inside the environment, where this
+            # package is not importable: they are masked here, once it has ended.
+            _redact_records(records_path)
 
     def _supervise(self, proc: subprocess.Popen, records_path: Path, reader: _Follower) -> None:
         launched = time.monotonic()
@@ -343,16 +347,82 @@ class _State:
         return [*extra, *(self.collected or ())]
 
 
+def _redact_records(path: Path) -> None:
+    """Rewrite a records file with every secret masked (write-then-rename)."""
+    if not path.exists():
+        return
+    out: list[str] = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            out.append(json.dumps(redact(json.loads(line))))
+        except (json.JSONDecodeError, RecursionError):
+            out.append(redact_text(line))
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text("".join(f"{line}\n" for line in out))
+    tmp.replace(path)
+
+
+_OUTCOMES = frozenset(o.value for o in CaseOutcome)
+
+
+def _record_event(path: Path, number: int, line: str) -> dict | None:
+    """One records line as an event; None for a line a kill cut short (its case
+    reruns). Anything else that is not a record is refused in one line: resuming
+    from a file we did not write would record results nobody ran."""
+    where = f"{path}:{number}"
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError:
+        if line.lstrip().startswith("{"):
+            return None
+        raise UserError(f"{where}: not a JSON object: {line[:60]!r}") from None
+    except RecursionError:
+        raise UserError(f"{where}: nested too deeply to be a record") from None
+    if not isinstance(event, dict):
+        raise UserError(f"{where}: not a JSON object: {line[:60]!r}")
+    kind = event.get("event")
+    if kind == "collected":
+        ids = event.get("ids")
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise UserError(f"{where}: ids: {ids!r} is not a list of case ids")
+    elif kind == "end":
+        if not isinstance(event.get("id"), str):
+            raise UserError(f"{where}: id: {event.get('id')!r} is not a case id")
+        outcome = event.get("outcome")
+        if not isinstance(outcome, str) or outcome not in _OUTCOMES:
+            raise UserError(
+                f"{where}: outcome: {event.get('outcome')!r} is not an outcome "
+                f"({', '.join(sorted(_OUTCOMES))})"
+            )
+        seconds = event.get("seconds")
+        number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+        if seconds is not None and not number:
+            raise UserError(f"{where}: seconds: {seconds!r} is not a number")
+        for key in ("message", "traceback", "error_type"):
+            if event.get(key) is not None and not isinstance(event[key], str):
+                raise UserError(f"{where}: {key}: {event[key]!r} is not text")
+    return event
+
+
+def check_records(path: Path) -> None:
+    """A records file a resumed run would continue from, refused in one line when
+    any line of it is not a record (UserError)."""
+    _read_records(path, {})
+
+
 def _read_records(path: Path, places: Mapping[str, str]) -> _State:
     collected: list[str] | None = None
     finished: dict[str, CaseRecord] = {}
-    for line in path.read_text().splitlines():
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise UserError(f"{path}: not UTF-8 text (byte {err.start}): not a records file") from None
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut short by a kill: the case reruns
+        event = _record_event(path, number, line)
+        if event is None:
+            continue
         kind = event.get("event")
         if kind == "collected":
             ids = list(event["ids"])

@@ -8,7 +8,9 @@ value; nothing here prints a traceback.
 from __future__ import annotations
 
 import itertools
+import os
 import re
+import stat
 import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ import yaml
 from packaging.utils import canonicalize_name
 from pydantic import BaseModel, ValidationError
 
+from repromatrix import redact
 from repromatrix.errors import UserError, key_path
 from repromatrix.matrix.case_ids import CaseIndex
 from repromatrix.matrix.model import (
@@ -28,6 +31,7 @@ from repromatrix.matrix.model import (
     ID_PATTERN,
     RESERVED_IDS,
     SETTING_KEYS,
+    TIER_PATTERN,
     Combination,
     Document,
     Matrix,
@@ -38,15 +42,31 @@ from repromatrix.matrix.pins import Pin, PinKind, parse_pin
 # --------------------------------------------------------------------------- loading
 
 
+# A matrix of hundreds of combinations is a few thousand values, a few KB; these
+# bounds are far above any real one and far below what hangs or floods a terminal.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_VALUES = 100_000  # after YAML aliases are expanded
+MAX_DEPTH = 32
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """safe_load, except that a key given twice in one mapping is an error
-    (YAML silently keeps the last one, which hides copy-paste mistakes)."""
+    (YAML silently keeps the last one, which hides copy-paste mistakes). Merge keys
+    (``<<: *base``) work as in safe_load: a key given beside them overrides theirs."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
             key = self.construct_object(key_node, deep=deep)
-            if key in seen:
+            try:
+                repeated = key in seen
+            except TypeError:  # a list or a mapping as a key
+                raise yaml.constructor.ConstructorError(
+                    None, None, "a key must be text, not a list or mapping", key_node.start_mark
+                ) from None
+            if repeated:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"duplicate key {key!r}", key_node.start_mark
                 )
@@ -70,18 +90,63 @@ def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
 _UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 
 
+def _read_matrix_text(path: Path) -> str:
+    """The file's text; only a regular file of a sensible size (a FIFO would block
+    the read forever)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such matrix file") from None
+    except OSError as err:
+        raise UserError(f"{path}: cannot read matrix file ({err.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise UserError(f"{path}: not a regular file (a folder, a pipe or a device)")
+    if info.st_size > MAX_FILE_BYTES:
+        raise UserError(
+            f"{path}: {info.st_size} bytes; a matrix file is at most {MAX_FILE_BYTES} bytes"
+        )
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise UserError(f"{path}: not UTF-8 text (byte {err.start})") from None
+    except OSError as err:
+        raise UserError(f"{path}: cannot read matrix file ({err.strerror})") from None
+
+
+def _check_structure(data: Any, name: str) -> None:
+    """Every mapping key is text, nothing is nested deeper than MAX_DEPTH and there
+    are at most MAX_VALUES values once aliases are expanded (a few lines of YAML
+    aliases can stand for billions). Iterative: no RecursionError, and it stops at
+    the first excess rather than walking all of it."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    count = 0
+    while stack:
+        value, where = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise UserError(
+                f"{name}: more than {MAX_VALUES} values once YAML aliases are expanded "
+                "(an alias bomb?)"
+            )
+        if len(where) > MAX_DEPTH:
+            raise UserError(f"{name}: {key_path(where[:4])}...: nested more than {MAX_DEPTH} deep")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    shown = repr(key)[:40]
+                    raise UserError(f"{name}: {key_path((*where, shown))}: key {shown} is not text")
+                stack.append((item, (*where, key)))
+        elif isinstance(value, list):
+            stack.extend((item, (*where, i)) for i, item in enumerate(value))
+
+
 def load_matrix(path: str | Path, *, cases: Path | None = None) -> Matrix:
     """Read and validate a matrix file. ``cases`` is the cases folder that the
     ``cases:`` selections must exist in (default: ``cases/`` beside the file, when
     there is one)."""
     path = Path(path)
     name = path.name
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such matrix file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise UserError(f"{path}: cannot read matrix file ({err})") from None
+    text = _read_matrix_text(path)
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.MarkedYAMLError as err:
@@ -91,11 +156,37 @@ def load_matrix(path: str | Path, *, cases: Path | None = None) -> Matrix:
         raise UserError(f"{name}{where}: YAML syntax error: {problem}") from None
     except yaml.YAMLError as err:
         raise UserError(f"{name}: YAML syntax error: {err}") from None
+    except RecursionError:
+        raise UserError(f"{name}: nested more than {MAX_DEPTH} deep") from None
+    _check_structure(data, name)
+    _remember_secrets(data)
     matrix = parse_matrix(data, path)
     cases_root = cases if cases is not None else path.parent / "cases"
     if cases_root.is_dir():
         _check_case_files(data, name, cases_root)
     return matrix
+
+
+def _remember_secrets(data: Any) -> None:
+    """The values of secret-named variables under any ``env:`` and the credentials
+    in any URL of the file are masked in everything written or printed from now on,
+    error messages about this very file included (redact.py)."""
+    stack = [data]
+    texts: list[str] = []
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            env = value.get("env")
+            if isinstance(env, dict):
+                # a number too: an error message would quote it
+                scalars = (str, int, float)
+                redact.remember({str(k): str(v) for k, v in env.items() if isinstance(v, scalars)})
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str) and "@" in value:
+            texts.append(value)
+    redact.remember(texts=texts)
 
 
 def _check_case_files(data: dict[str, Any], name: str, cases_root: Path) -> None:
@@ -112,6 +203,13 @@ def _check_case_files(data: dict[str, Any], name: str, cases_root: Path) -> None
         if not isinstance(block, Mapping):
             continue
         for i, selection in enumerate(block.get("cases") or ()):
+            target = str(selection).split("::", 1)[0]
+            found = cases_root / target
+            if found.exists() and not found.resolve().is_relative_to(cases_root.resolve()):
+                raise UserError(
+                    f"{name}: {key_path((*where, 'cases', i))}: {selection!r}: "
+                    f"outside {cases_root.name}/ (a link out of it)"
+                )
             problem = index.problem(str(selection))
             if problem:
                 where_text = key_path((*where, "cases", i))
@@ -135,6 +233,11 @@ def parse_matrix(data: Any, path: Path) -> Matrix:
     seen_ids: dict[str, str] = {}
     for tier, entries in doc.tiers.items():
         where = ("tiers", tier)
+        if not TIER_PATTERN.match(tier):
+            raise UserError(
+                f"{name}: {key_path(where)}: {tier!r} is not a tier name "
+                "(letters, digits, '.', '_', '-'; starting with a letter or digit)"
+            )
         if not entries:
             raise UserError(f"{name}: {key_path(where)}: tier is empty")
         base = defaults.merged(
@@ -307,11 +410,20 @@ def _expand_axes(
     if not isinstance(template, str):
         raise UserError(f"{name}: {key_path((*where, 'id'))}: {template!r} is not an id template")
     try:
-        fields = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+        parsed = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(template)]
     except ValueError as err:
         raise UserError(
             f"{name}: {key_path((*where, 'id'))}: {template!r} is not a valid id template ({err})"
         ) from None
+    for field_name, spec, conversion in parsed:
+        if field_name is None:
+            continue
+        if field_name == "" or spec or conversion:
+            raise UserError(
+                f"{name}: {key_path((*where, 'id'))}: {template!r} is not a valid id template "
+                "(only {package} fields, without a format spec or conversion)"
+            )
+    fields = {f for f, _, _ in parsed if f}
     unknown = fields - set(axes)
     if unknown:
         raise UserError(
@@ -324,6 +436,12 @@ def _expand_axes(
             f"({', '.join(axes)}) or ids would repeat"
         )
 
+    for rule, rule_path in excludes:
+        if not any(_matches(values, rule) for values in itertools.product(*axes.values())):
+            raise UserError(
+                f"{name}: {rule_path}: matches no combination of the axes "
+                f"({', '.join(f'{p}: {pin}' for p, pin in rule.items())}; a typo?)"
+            )
     combos: list[tuple[Combination, str]] = []
     for values in itertools.product(*axes.values()):
         chosen = dict(zip(axes, values, strict=False))

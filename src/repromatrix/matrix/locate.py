@@ -23,6 +23,12 @@ def shown(path: Path) -> str:
     """The matrix file as the run facts name it: relative to the working directory
     (``matrix.yaml``, ``../matrix.yaml``), never an absolute path of this machine."""
     try:
-        return os.path.relpath(Path(path).resolve(), Path.cwd())
+        relative = os.path.relpath(Path(path).resolve(), Path.cwd())
     except ValueError:  # another drive (Windows)
         return Path(path).name
+    *folders, _name = Path(relative).parts
+    # Below here, or found upward (only '..' steps): the user can type it. A path that
+    # climbs out and down again spells this machine's folders: the name alone.
+    if ".." not in folders or all(part == ".." for part in folders):
+        return relative
+    return Path(path).name

@@ -68,6 +68,7 @@ RESERVED_IDS = frozenset(
     {"matrix", "tests", "lint", "report", "bisect", "sweep", "check", "culprit"}
 )
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+TIER_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 DEFAULT_CASE_TIMEOUT = 300.0
 DEFAULT_INSTALL_TIMEOUT = 1800.0
@@ -92,8 +93,38 @@ class Settings(BaseModel):
     env: dict[str, str] | None = None
     tags: tuple[str, ...] | None = None
     cases: tuple[str, ...] | None = None
-    case_timeout: float | None = Field(default=None, gt=0)
-    install_timeout: float | None = Field(default=None, gt=0)
+    case_timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    install_timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    @field_validator("case_timeout", "install_timeout", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, value: Any) -> Any:
+        # YAML's true would be read as 1 second.
+        if isinstance(value, bool):
+            raise ValueError(f"{value!r} is a boolean, not a number of seconds")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _environment_variables(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        for name, text in (value or {}).items():
+            if not name or "=" in name or "\0" in name:
+                raise ValueError(f"{name!r} is not an environment variable name")
+            if "\0" in text:
+                # the value is not shown: it may be a secret
+                raise ValueError(f"the value of {name} holds a NUL character")
+        return value
+
+    @field_validator("cases")
+    @classmethod
+    def _inside_cases(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        for text in value or ():
+            target = text.split("::", 1)[0]
+            if not target.strip():
+                raise ValueError(f"{text!r} is not a case selection (empty)")
+            if target.startswith(("/", "\\", "~")) or ".." in re.split(r"[/\\]", target):
+                raise ValueError(f"{text!r} is outside the cases folder")
+        return value
 
     @field_validator("exclude_newer")
     @classmethod

@@ -105,7 +105,8 @@ def parse_pin(package: str, raw: object) -> Pin:
         specifier = SpecifierSet(text)
     except InvalidSpecifier:
         raise ValueError(f"{raw!r} is not a version or specifier") from None
-    if not len(specifier):
+    if not len(specifier) or any(not clause.version for clause in specifier):
+        # packaging reads '===' as arbitrary equality with an empty version
         raise ValueError(f"{raw!r} is not a version or specifier")
     # Keep the user's order of clauses (str(SpecifierSet) sorts them).
     return Pin(name, PinKind.RANGE, "".join(text.split()))

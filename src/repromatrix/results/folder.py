@@ -13,8 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from repromatrix.errors import UserError
+from repromatrix.errors import UserError, writable_folder
+from repromatrix.redact import redact, redact_text
 from repromatrix.results.schema import (
+    ID_PATTERN,
     CombinationResult,
     Results,
     RunInfo,
@@ -26,7 +28,9 @@ from repromatrix.results.schema import (
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write-then-rename: a reader (or a kill -9) never sees half a file."""
+    """Write-then-rename: a reader (or a kill -9) never sees half a file. The
+    files' door out of the tool: every secret is masked here (redact.py)."""
+    text = redact_text(text)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -43,10 +47,15 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
+    # Masked value by value first: a secret holding a quote or a backslash is
+    # spelt differently once in JSON text.
+    write_text_atomic(path, json.dumps(redact(data), indent=2) + "\n")
 
 
 def write_combination(results_dir: Path, result: CombinationResult) -> Path:
+    # The schema holds ids to safe names; checked again where one becomes a path.
+    if not ID_PATTERN.match(result.id):
+        raise UserError(f"combination id {result.id!r} is not a safe file name")
     path = results_dir / "combinations" / f"{result.id}.json"
     write_json_atomic(path, result.model_dump(mode="json"))
     return path
@@ -58,8 +67,8 @@ def read_combinations(results_dir: Path) -> dict[str, CombinationResult]:
     if not folder.is_dir():
         return out
     for path in sorted(folder.glob("*.json")):
-        data = read_json(path)
-        out[data.get("id", path.stem)] = validate(CombinationResult, data, path)
+        combination = validate(CombinationResult, read_json(path), path)
+        out[combination.id] = combination
     return out
 
 
@@ -91,9 +100,14 @@ class ResultsDir:
     def claimed(self, mode: Literal["fresh", "update", "resume"]) -> Iterator[ResultsDir]:
         """Hold the directory for one run; a second run gets a clear error instead
         of interleaving its files with ours."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         lock_path = self.path.with_name(f".{self.path.name}.lock")
-        with open(lock_path, "a+") as handle:
+        writable_folder(self.path, "results folder")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle = open(lock_path, "a+")  # noqa: SIM115 (closed by the with below)
+        except OSError as err:
+            raise UserError(f"{self.path}: cannot write here ({err.strerror})") from None
+        with handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -108,15 +122,36 @@ class ResultsDir:
             handle.write(f"pid {os.getpid()}")
             handle.flush()
             try:
+                self._recover()
                 if mode == "fresh" and self.path.exists() and any(self.path.iterdir()):
-                    shutil.rmtree(self.previous, ignore_errors=True)
-                    os.replace(self.path, self.previous)
+                    self._rotate()
                 self.path.mkdir(parents=True, exist_ok=True)
                 yield self
             finally:
                 handle.seek(0)
                 handle.truncate()
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+    @property
+    def _aside(self) -> Path:
+        return self.path.with_name(f".{self.path.name}.previous.old")
+
+    def _recover(self) -> None:
+        """A rotation killed between its two renames left the previous run aside:
+        put it back (or drop it, when the rotation had completed)."""
+        if self._aside.exists() and not self.previous.exists():
+            os.replace(self._aside, self.previous)
+        shutil.rmtree(self._aside, ignore_errors=True)
+
+    def _rotate(self) -> None:
+        """latest -> latest.previous, the older previous deleted last: killed at any
+        point, both are as they were or the rotation is complete (a previous left
+        aside is put back by the next claim)."""
+        aside = self._aside
+        if self.previous.exists():
+            os.replace(self.previous, aside)
+        os.replace(self.path, self.previous)
+        shutil.rmtree(aside, ignore_errors=True)
 
     def merge(self, run: RunInfo, order: list[str]) -> Results:
         """results.json from the per-combination files, in matrix order."""

@@ -30,6 +30,7 @@ fields they do not know, and keep them when they rewrite a file.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -40,6 +41,8 @@ from repromatrix.errors import UserError, key_path
 from repromatrix.outcomes import CaseOutcome, CaseStatus, CombinationStatus, Verdict
 
 SCHEMA_VERSION = 1
+# A combination id (matrix.model.ID_PATTERN): it names files, so never a path.
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 Direction = Literal["regressed", "fixed"]
 
@@ -99,7 +102,8 @@ class EnvironmentInfo(_Model):
 
 
 class CombinationResult(_Model):
-    id: str
+    # A file name in combinations/, records/ and logs/: a safe name, never a path.
+    id: str = Field(pattern=ID_PATTERN.pattern)
     tier: str
     requested: dict[str, str]
     resolved: dict[str, str] = {}
@@ -186,13 +190,35 @@ def load_results(path: str | Path) -> Results:
     return validate(Results, data, path)
 
 
+# results.json is a dozen levels deep; anything far deeper was not written by a run.
+MAX_DEPTH = 64
+
+
 def read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise UserError(f"{path}:{err.lineno}: not valid JSON ({err.msg})") from None
+    except UnicodeDecodeError as err:
+        raise UserError(f"{path}: not UTF-8 text (byte {err.start})") from None
+    except RecursionError:
+        raise UserError(f"{path}: nested more than {MAX_DEPTH} deep") from None
     except OSError as err:
         raise UserError(f"{path}: cannot read ({err.strerror})") from None
+    _check_depth(data, path)
+    return data
+
+
+def _check_depth(data: Any, path: Path) -> None:
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    while stack:
+        value, where = stack.pop()
+        if len(where) > MAX_DEPTH:
+            raise UserError(f"{path}: {key_path(where[:4])}...: nested more than {MAX_DEPTH} deep")
+        if isinstance(value, dict):
+            stack.extend((v, (*where, str(k))) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, (*where, i)) for i, v in enumerate(value))
 
 
 def validate(model: type[BaseModel], data: Any, path: Path) -> Any:
@@ -200,7 +226,9 @@ def validate(model: type[BaseModel], data: Any, path: Path) -> Any:
         return model.model_validate(data)
     except ValidationError as err:
         first = err.errors()[0]
-        raise UserError(f"{path}: {key_path(first['loc'])}: {first['msg']}") from None
+        value = repr(first.get("input"))
+        value = value if len(value) <= 80 else value[:79] + "…"
+        raise UserError(f"{path}: {key_path(first['loc'])}: {first['msg']} (got {value})") from None
 
 
 def utc_now() -> str:

@@ -1,0 +1,120 @@
+"""Exit codes are an API: `check` exits 128 on any bad input (git bisect run stops
+instead of marking the commit bad or skipping it), `bisect` exits 2. Every input
+below is refused in one line on stderr, before any environment is built."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repromatrix.cli import main
+
+# (arguments after the probe, a word the one line must hold)
+BAD = [
+    (["--pin", "torch==2.13.0", "--timeout", "-5"], "--timeout"),
+    (["--pin", "torch==2.13.0", "--timeout", "0"], "--timeout"),
+    (["--pin", "torch==2.13.0", "--timeout", "nan"], "--timeout"),
+    (["--pin", "torch==2.13.0", "--timeout", "inf"], "--timeout"),
+    (["--pin", "torch==2.13.0", "--timeout", "soon"], "--timeout"),
+    (["--pin", "torch==2.13.0", "--install-timeout", "-1"], "--install-timeout"),
+    (["--pin", "torch==2.13.0", "--install-timeout", "NaN"], "--install-timeout"),
+    (["--pin", "pkg==="], "pkg==="),
+    (["--pin", "torch=>2"], "torch=>2"),
+    (["--pin", "torch=2.13.0"], "torch=2.13.0"),
+    (["--pin", "torch"], "torch"),
+    (["--pin", "torch=="], "torch=="),
+    (["--pin", "==1.0"], "==1.0"),
+    (["--pin", "torch==2.13.0", "--pin", "torch==2.12.0"], "pinned twice"),
+    (["--pin", "peft@git+https://"], "direct reference"),
+    (["--pin", "torch==2.13.0", "--wheelhouse", "{root}/nowhere"], "--wheelhouse"),
+    (["--pin", "torch==2.13.0", "--cases", "{root}/nowhere"], "--cases"),
+    (["--pin", "torch==2.13.0", "--no-such-option"], "--no-such-option"),
+]
+BAD_PROBES = [
+    (["--case", "test_missing.py::test_x"], "test_missing.py"),
+    (["--script", "{root}/missing.py"], "--script"),
+    ([], "--case"),  # neither --case nor --script
+]
+
+
+@pytest.fixture
+def cases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "test_a.py").write_text("def test_a():\n    pass\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _refused(argv: list[str], root: Path, capsys) -> tuple[int, str]:
+    code = main([a.format(root=root) for a in argv])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err + captured.out
+    lines = [line for line in captured.err.splitlines() if line.strip()]
+    assert len(lines) == 1, captured.err
+    return code, lines[0]
+
+
+@pytest.mark.parametrize(("args", "word"), BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_check_exits_128(cases: Path, capsys, args: list[str], word: str) -> None:
+    code, line = _refused(["check", "--case", "test_a.py::test_a", *args], cases, capsys)
+    assert code == 128, line
+    assert word.format(root=cases) in line
+
+
+@pytest.mark.parametrize(("probe", "word"), BAD_PROBES)
+def test_check_exits_128_on_a_bad_probe(cases: Path, capsys, probe: list[str], word: str):
+    code, line = _refused(["check", *probe, "--pin", "torch==2.13.0"], cases, capsys)
+    assert code == 128, line
+    assert word.format(root=cases) in line
+
+
+def test_check_without_a_pin_exits_128(cases: Path, capsys) -> None:
+    code, line = _refused(["check", "--case", "test_a.py::test_a"], cases, capsys)
+    assert code == 128 and "--pin" in line
+
+
+BISECT = ["bisect", "--package", "peft", "--good", "0.17.0", "--bad", "0.17.1"]
+
+
+@pytest.mark.parametrize(("args", "word"), BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bisect_exits_2(cases: Path, capsys, args: list[str], word: str) -> None:
+    code, line = _refused([*BISECT, "--case", "test_a.py::test_a", *args], cases, capsys)
+    assert code == 2, line
+    assert word.format(root=cases) in line
+
+
+@pytest.mark.parametrize(
+    ("probe", "word"),
+    [
+        *BAD_PROBES,
+        # the file exists, the case does not: the bisect could only end "could not conclude"
+        (["--case", "test_a.py::test_b"], "defines no 'test_b'"),
+        (["--case", "test_a.py::TestA::test_b"], "defines no 'TestA'"),
+    ],
+)
+def test_bisect_exits_2_on_a_bad_probe(cases: Path, capsys, probe: list[str], word: str):
+    code, line = _refused([*BISECT, *probe, "--pin", "torch==2.13.0"], cases, capsys)
+    assert code == 2, line
+    assert word.format(root=cases) in line
+
+
+@pytest.mark.parametrize(
+    ("ends", "word"),
+    [
+        (["--good", "x.y", "--bad", "0.17.1"], "--good"),
+        (["--good", "0.17.1", "--bad", "0.17.1"], "same version"),
+    ],
+)
+def test_bisect_exits_2_on_bad_ends(cases: Path, capsys, ends: list[str], word: str) -> None:
+    argv = ["bisect", "--package", "peft", *ends, "--case", "test_a.py::test_a"]
+    code, line = _refused(argv, cases, capsys)
+    assert code == 2 and word in line
+
+
+def test_a_parametrized_case_is_found_by_its_function(cases: Path) -> None:
+    """A node id with parameters names the function before its brackets."""
+    from repromatrix.bisect.check import Probe
+
+    probe = Probe(case="test_a.py::test_a[1-2]", cases_root=cases / "cases").defined()
+    assert probe.case == "test_a.py::test_a[1-2]"
