@@ -25,6 +25,7 @@ FILES = {
     "workflows/nightly.yml": ".github/workflows/nightly.yml",
     "workflows/nightly-combination.yml": ".github/workflows/nightly-combination.yml",
     "workflows/bisect.yml": ".github/workflows/bisect.yml",
+    "workflows/culprit.yml": ".github/workflows/culprit.yml",
 }
 
 
