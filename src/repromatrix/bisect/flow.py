@@ -15,6 +15,7 @@ import hashlib
 import shlex
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,11 +41,12 @@ from repromatrix.bisect.search import (
     SearchResult,
     Status,
     Step,
-    most_steps_left,
-    search,
+    ksection,
+    most_rounds,
     walk_between,
 )
 from repromatrix.environment import Environment, IndexSettings
+from repromatrix.environment.as_of import dated_release, is_date
 from repromatrix.errors import UserError
 from repromatrix.execution import host
 from repromatrix.matrix import DEFAULT_PACKAGES
@@ -71,6 +73,12 @@ class BisectOptions:
     env_dir: Path | None = None
     install_timeout: float = 1800.0
     index: IndexSettings | None = None  # default: the user's configuration (or the wheelhouse)
+    # Time travel: each candidate with the stack of a day (environment/as_of.py). The
+    # command line's default is the bisected package (the stack of each release's
+    # day); None is today's stack.
+    as_of: str | None = None
+    stack: tuple[str, ...] = DEFAULT_PACKAGES
+    jobs: int = 1  # candidates tested at once (k-section)
 
 
 @dataclass
@@ -99,6 +107,11 @@ def plan(options: BisectOptions) -> Plan:
     if any(pin.package == package for pin in options.pins):
         raise UserError(f"--pin: {package} is the package being bisected; it cannot be pinned too")
     probe = options.probe.validated()
+    if options.jobs < 1:
+        raise UserError(f"--jobs {options.jobs}: must be at least 1")
+    as_of = options.as_of
+    if as_of is not None and canonicalize_name(as_of) != package and not is_date(as_of):
+        dated_release(as_of, options.pins)  # a package held fixed: it needs an exact pin
     if options.wheelhouse is not None:
         if not options.wheelhouse.is_dir():
             raise UserError(f"--wheelhouse {options.wheelhouse}: no such folder")
@@ -142,6 +155,9 @@ def run_bisect(
         pre=options.pre,
         command=reproduce_command(options, checked),
         repromatrix=__version__,
+        mode="releases",
+        jobs=options.jobs,
+        as_of={"as_of": options.as_of or "none", "dates": {}},
     )
     script_text = checked.probe.script.read_text() if checked.probe.script else None
     environments: dict[str, Environment] = {}
@@ -164,23 +180,44 @@ def run_bisect(
                     python=options.python,
                     env_dir=options.env_dir,
                     install_timeout=options.install_timeout,
+                    as_of=options.as_of,
+                    stack=options.stack,
                 ),
                 workdir=checked.folder / "steps",
                 name=name,
                 on_environment=lambda env: environments.__setitem__(name, env),
             )
 
-        progress = _Progress(show, checked)
+        def run_round(versions: list[Version]) -> list[Observation]:
+            # One thread per candidate: each builds its own environment (uv and the
+            # probe are child processes; the store locks per identity).
+            if len(versions) == 1:
+                return [oracle(versions[0])]
+            with ThreadPoolExecutor(max_workers=len(versions)) as pool:
+                return list(pool.map(oracle, versions))
+
+        progress = _Progress(show, checked, options.jobs)
 
         def on_step(step: Step[Version], most_left: int) -> None:
             record.steps.append(_step_record(step, checked.package))
+            travelled = step.observation.extra.get("as_of")
+            if travelled is not None:
+                record.as_of["dates"][str(step.candidate)] = travelled.get("date")
+                record.as_of.setdefault("packages", travelled.get("packages", []))
+                if travelled.get("note"):
+                    record.as_of.setdefault("notes", []).append(travelled["note"])
             save()
             progress.done(step, most_left)
 
         save()
         try:
-            result = search(
-                checked.walk, oracle, options.find, on_step=on_step, on_start=progress.start
+            result = ksection(
+                checked.walk,
+                run_round,
+                options.find,
+                options.jobs,
+                on_step=on_step,
+                on_round=progress.round,
             )
         except BaseException:
             progress.stop()
@@ -188,6 +225,7 @@ def run_bisect(
             save()
             raise
         progress.stop()
+        record.rounds = result.rounds
         _conclude(record, result, environments)
         record.finished = utc_now()
         save()
@@ -240,6 +278,8 @@ def _step_record(step: Step[Version], package: str) -> StepRecord:
         reused=extra.get("reused"),
         build_seconds=extra.get("build_seconds"),
         installed=(extra.get("resolved") or {}).get(package),
+        round=step.round,
+        as_of=(extra.get("as_of") or {}).get("date"),
     )
 
 
@@ -268,6 +308,12 @@ def reproduce_command(options: BisectOptions, checked: Plan) -> str:
         args += ["--find", options.find.value]
     if options.pre:
         args.append("--pre")
+    if options.as_of is None:
+        args += ["--as-of", "none"]
+    elif options.as_of != checked.package:
+        args += ["--as-of", options.as_of]
+    if options.jobs != 1:
+        args += ["--jobs", str(options.jobs)]
     if options.wheelhouse is not None:
         args += ["--wheelhouse", _shown_path(options.wheelhouse)]
     return "nox -s bisect -- " + shlex.join(args)
@@ -297,27 +343,35 @@ def _nearest(listing: Listing, version: Version) -> str:
 
 
 class _Progress:
-    """One line per finished step, a spinner for the running one (rich)."""
+    """One line per finished step, a spinner for the running round (rich)."""
 
-    def __init__(self, console: Console, checked: Plan) -> None:
+    def __init__(self, console: Console, checked: Plan, jobs: int = 1) -> None:
         self.console = console
         self.package = checked.package
         self.status = None
-        self.most = 2 + most_steps_left(len(checked.walk) - 2)
+        self.most = most_rounds(len(checked.walk), jobs)
+        at_once = f", {jobs} at a time" if jobs > 1 else ""
+        unit = "rounds" if jobs > 1 else "steps"
         console.print(
             f"bisecting {checked.package}: {len(checked.walk)} candidates from "
-            f"{checked.walk[0]} to {checked.walk[-1]}, at most {self.most} steps "
+            f"{checked.walk[0]} to {checked.walk[-1]}{at_once}, at most {self.most} {unit} "
             f"without skips ({checked.probe.label})"
         )
+        self.unit = "round" if jobs > 1 else "step"
 
-    def start(self, candidate: Version, role: str, number: int) -> None:
-        label = f" ({role})" if role != "step" else ""
-        text = f"step {number}: testing {self.package} {candidate}{label}"
+    def round(self, number: int, batch: list[tuple[Version, str]]) -> None:
+        said = ", ".join(
+            f"{candidate}" + (f" ({role})" if role != "step" else "") for candidate, role in batch
+        )
+        text = f"{self.unit} {number}: testing {self.package} {said}"
         if self.status is None:
             self.status = self.console.status(text)
             self.status.start()
         else:
             self.status.update(text)
+
+    def start(self, candidate: Version, role: str, number: int) -> None:
+        self.round(number, [(candidate, role)])
 
     def done(self, step: Step[Version], most_left: int) -> None:
         observation = step.observation
@@ -325,10 +379,11 @@ class _Progress:
             observation.outcome
         ]
         role = f" ({step.role})" if step.role != "step" else ""
+        unit = f"{self.unit}{'s' if most_left != 1 else ''}"
         self.console.print(
             f"  {step.candidate}{role}: [{style}]{observation.outcome.value}[/{style}] "
             f"({observation.detail}, {observation.seconds:.1f}s); "
-            f"at most {most_left} more step{'s' if most_left != 1 else ''}",
+            f"at most {most_left} more {unit}",
             highlight=False,
         )
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repromatrix import procs
+from repromatrix.environment.as_of import TimeTravel, time_travel
 from repromatrix.environment.indexes import IndexSettings
 from repromatrix.environment.system import inspect_system, write_stub_wheel
 from repromatrix.environment.uv import (
@@ -64,6 +65,9 @@ class EnvRequest:
     overrides: tuple[str, ...] = ()  # uv --override: replace what any package requires
     env: tuple[tuple[str, str], ...] = ()
     tooling: tuple[str, ...] = CELL_TOOLING
+    # Time travel (as_of.py): a date or a pinned package; the stack it applies to.
+    as_of: str | None = None
+    stack: tuple[str, ...] = ()
 
     @classmethod
     def for_combination(cls, combo: Combination, user_index: IndexSettings) -> EnvRequest:
@@ -78,6 +82,8 @@ class EnvRequest:
             exclude_newer=combo.exclude_newer,
             overrides=combo.overrides,
             env=combo.env,
+            as_of=combo.as_of,
+            stack=combo.stack,
         )
 
 
@@ -91,6 +97,7 @@ class Environment:
     reused: bool
     seconds: float
     interpreter: Interpreter
+    time_travel: TimeTravel | None = None
 
     def subprocess_env(self, extra: Mapping[str, str] = ()) -> dict[str, str]:
         """The cell's process environment: the user's, minus anything that would
@@ -152,21 +159,28 @@ class EnvStore:
         self.root.mkdir(parents=True, exist_ok=True)
 
         stubs = self.root / "_stubs"
-        lock = self._resolve(request, interpreter, system, uv, stubs, deadline, say)
-        identity = _identity(request, interpreter, system, lock)
+        travel = None
+        if request.as_of is not None:
+            travel = time_travel(request.as_of, request.pins, request.stack, request.index)
+            say(travel.line())
+        exclusions = travel.exclusions() if travel else ()
+        lock = self._resolve(request, interpreter, system, uv, stubs, deadline, say, exclusions)
+        identity = _identity(request, interpreter, system, lock, exclusions)
         home = self.root / identity[:16]
         with _locked(self.root / f"{identity[:16]}.lock"):
             if (home / "complete").exists() and (home / "venv").exists():
                 say(f"reusing environment {identity[:16]}")
                 packages = json.loads((home / "resolved.json").read_text())
-                return self._environment(home, identity, interpreter, packages, True, started)
+                return self._environment(
+                    home, identity, interpreter, packages, True, started, travel
+                )
             if home.exists():
                 shutil.rmtree(home)  # an interrupted build: start over
             home.mkdir(parents=True)
             (home / "lock.txt").write_text(lock)
             (home / "request.json").write_text(
                 json.dumps(
-                    redact(_identity_document(request, interpreter, system, lock)),
+                    redact(_identity_document(request, interpreter, system, lock, exclusions)),
                     indent=2,
                     sort_keys=True,
                 )
@@ -174,7 +188,7 @@ class EnvStore:
             packages = self._install(request, interpreter, system, uv, home, deadline, say)
             (home / "resolved.json").write_text(json.dumps(packages, indent=2, sort_keys=True))
             (home / "complete").write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-        return self._environment(home, identity, interpreter, packages, False, started)
+        return self._environment(home, identity, interpreter, packages, False, started, travel)
 
     # ------------------------------------------------------------------ steps
 
@@ -187,6 +201,7 @@ class EnvStore:
         stubs: Path,
         deadline: float,
         say: Log,
+        exclusions: tuple[tuple[str, str], ...] = (),
     ) -> str:
         requirements = [r for p in request.pins if (r := p.requirement())]
         args = [
@@ -203,6 +218,8 @@ class EnvStore:
         ]
         if request.exclude_newer:
             args += ["--exclude-newer", request.exclude_newer]
+        for package, cutoff in exclusions:
+            args += ["--exclude-newer-package", f"{package}={cutoff}"]
         if request.overrides:
             overrides = _write_overrides(stubs.parent / "_overrides", request.overrides)
             args += ["--override", str(overrides)]
@@ -292,6 +309,7 @@ class EnvStore:
         packages: dict,
         reused: bool,
         started: float,
+        travel: TimeTravel | None = None,
     ) -> Environment:
         return Environment(
             root=home,
@@ -304,11 +322,16 @@ class EnvStore:
             reused=reused,
             seconds=time.monotonic() - started,
             interpreter=interpreter,
+            time_travel=travel,
         )
 
 
 def _identity_document(
-    request: EnvRequest, interpreter: Interpreter, system: dict, lock: str
+    request: EnvRequest,
+    interpreter: Interpreter,
+    system: dict,
+    lock: str,
+    exclusions: tuple[tuple[str, str], ...] = (),
 ) -> dict:
     return {
         "format": STORE_FORMAT,
@@ -321,11 +344,18 @@ def _identity_document(
         "env": sorted(request.env),
         # Only when set, so that the identity of every other environment stays as it was.
         **({"overrides": sorted(request.overrides)} if request.overrides else {}),
+        **({"exclude_newer_packages": sorted(exclusions)} if exclusions else {}),
     }
 
 
-def _identity(request: EnvRequest, interpreter: Interpreter, system: dict, lock: str) -> str:
-    document = _identity_document(request, interpreter, system, lock)
+def _identity(
+    request: EnvRequest,
+    interpreter: Interpreter,
+    system: dict,
+    lock: str,
+    exclusions: tuple[tuple[str, str], ...] = (),
+) -> str:
+    document = _identity_document(request, interpreter, system, lock, exclusions)
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
 
 
