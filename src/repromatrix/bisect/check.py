@@ -281,8 +281,10 @@ def run_check(options: CheckOptions, *, say: Log = print, tell: Log = print) -> 
                 if path.exists() and path.read_text().strip():
                     lines = path.read_text().strip().splitlines()[-20:]
                     say("\n".join(lines))
+    travelled = observation.extra.get("as_of") or {}
+    when = f" (rest of the stack as of {travelled['date']})" if travelled.get("date") else ""
     tell(
-        f"{observation.outcome.value}: {probe.label} with {pins_text(options.pins)} "
+        f"{observation.outcome.value}: {probe.label} with {pins_text(options.pins)}{when} "
         f"({observation.detail}, {observation.seconds:.1f}s)"
     )
     return EXIT_CODES[observation.outcome]
