@@ -39,7 +39,6 @@ ACCEPT = (
 FETCH_TIMEOUT = 60.0
 
 
-
 @dataclass(frozen=True)
 class Source:
     kind: str  # index | find-links
@@ -65,7 +64,6 @@ def sources(index: IndexSettings) -> list[Source]:
     links = [*index.find_links, *uv.get("UV_FIND_LINKS", "").replace(",", " ").split()]
     found += [Source("find-links", link) for link in links]
     return list(dict.fromkeys(found))
-
 
 
 def fetch(url: str, context: ssl.SSLContext, *, missing_ok: bool) -> tuple[str | None, str]:
@@ -107,7 +105,6 @@ def ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
     if cafile and Path(cafile).is_file():
         return ssl.create_default_context(cafile=cafile)
     return ssl.create_default_context()
-
 
 
 def truthy(value: str) -> bool:
