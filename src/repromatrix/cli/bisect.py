@@ -3,6 +3,7 @@
     repromatrix bisect --package NAME --good V1 --bad V2 (--case ID | --script F.py)
                        [--pin PKG==VER ...] [--find first-bad|first-good] [--pre]
                        [--wheelhouse DIR] [--as-of PACKAGE|DATE|none] [--jobs N]
+                       [--git URL]  (then --good/--bad may be tags, branches, shas)
     repromatrix check (--case ID | --script F.py) --pin PKG==VER [--pin ...]
                       [--as-of PACKAGE|DATE]
 
@@ -120,6 +121,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "none: today's stack",
     )
     bisect.add_argument(
+        "--git",
+        metavar="URL",
+        help="the package's git repository: --good/--bad may then be tags, branches or "
+        "shas (a commit bisect); a release bisect goes on into the commits between the "
+        "two releases it finds (tags v1.2.3 or 1.2.3)",
+    )
+    bisect.add_argument(
         "--jobs",
         type=int,
         default=1,
@@ -184,6 +192,7 @@ def _bisect(args: argparse.Namespace) -> int:
         install_timeout=args.install_timeout,
         as_of=parse_as_of(args.package if args.as_of is None else args.as_of),
         jobs=args.jobs,
+        git=args.git,
     )
     try:
         _record, code = run_bisect(options)
