@@ -210,7 +210,7 @@ def run_bisect(
             _continue_into_commits(options, checked, record, result, save, environments, show)
         record.finished = utc_now()
         save()
-    say(verdict_line(record))
+    say(record.verdict or verdict_line(record))
     return record, 0 if record.status == Status.FOUND.value else 1
 
 
@@ -374,7 +374,7 @@ def _run_commits(
         _conclude_commits(record, result, environments)
         record.finished = utc_now()
         save()
-    say(verdict_line(record))
+    say(record.verdict or verdict_line(record))
     return record, 0 if result.status is Status.FOUND else 1
 
 
