@@ -25,7 +25,9 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -159,6 +161,13 @@ class EnvStore:
         self.root.mkdir(parents=True, exist_ok=True)
 
         stubs = self.root / "_stubs"
+        # Fast reuse: a request of exact pins only resolves the same way every time
+        # (floating pins, ranges and branches must be resolved again: they move).
+        known = self._known(request, interpreter, system)
+        if known is not None:
+            say(f"reusing environment {known.identity[:16]} (same exact pins)")
+            known.seconds = time.monotonic() - started
+            return known
         travel = None
         if request.as_of is not None:
             travel = time_travel(request.as_of, request.pins, request.stack, request.index)
@@ -171,6 +180,7 @@ class EnvStore:
             if (home / "complete").exists() and (home / "venv").exists():
                 say(f"reusing environment {identity[:16]}")
                 packages = json.loads((home / "resolved.json").read_text())
+                self._remember(request, interpreter, system, identity, travel)
                 return self._environment(
                     home, identity, interpreter, packages, True, started, travel
                 )
@@ -188,7 +198,53 @@ class EnvStore:
             packages = self._install(request, interpreter, system, uv, home, deadline, say)
             (home / "resolved.json").write_text(json.dumps(packages, indent=2, sort_keys=True))
             (home / "complete").write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        self._remember(request, interpreter, system, identity, travel)
         return self._environment(home, identity, interpreter, packages, False, started, travel)
+
+    # ------------------------------------------------------------ fast reuse
+
+    def _request_file(self, request: EnvRequest, interpreter: Interpreter, system: dict) -> Path:
+        key = hashlib.sha256(
+            json.dumps(_request_document(request, interpreter, system), sort_keys=True).encode()
+        ).hexdigest()
+        return self.root / "_requests" / f"{key[:24]}.json"
+
+    def _known(
+        self, request: EnvRequest, interpreter: Interpreter, system: dict
+    ) -> Environment | None:
+        """The environment an all-exact request was built as before, if it is complete."""
+        if not _exact(request):
+            return None
+        path = self._request_file(request, interpreter, system)
+        try:
+            saved = json.loads(path.read_text())
+            home = self.root / saved["identity"][:16]
+            if not (home / "complete").exists():
+                return None
+            packages = json.loads((home / "resolved.json").read_text())
+        except (OSError, ValueError, KeyError):
+            return None
+        travel = TimeTravel(**saved["time_travel"]) if saved.get("time_travel") else None
+        return self._environment(
+            home, saved["identity"], interpreter, packages, True, time.monotonic(), travel
+        )
+
+    def _remember(
+        self,
+        request: EnvRequest,
+        interpreter: Interpreter,
+        system: dict,
+        identity: str,
+        travel: TimeTravel | None,
+    ) -> None:
+        if not _exact(request):
+            return
+        path = self._request_file(request, interpreter, system)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        document = {"identity": identity, "time_travel": travel.__dict__ if travel else None}
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(document))
+        tmp.replace(path)
 
     # ------------------------------------------------------------------ steps
 
@@ -280,6 +336,12 @@ class EnvStore:
                 raise InstallError("install", uv_message(done.stderr), redact_text(done.stderr))
         overlay = home / "system-site"
         overlay.mkdir()
+        if not system:
+            listed = _lock_versions((home / "lock.txt").read_text())
+            if listed is not None:
+                # No system overlay and every line an exact pin: what sync installed is
+                # the lock, so no child process is needed to list it.
+                return {name: [version, "env"] for name, version in listed.items()}
         for info in system.values():
             for top in info["tops"]:
                 link = overlay / top
@@ -357,6 +419,51 @@ def _identity(
 ) -> str:
     document = _identity_document(request, interpreter, system, lock, exclusions)
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+
+
+def _exact(request: EnvRequest) -> bool:
+    """Whether the request resolves the same way every time: exact pins (a git URL
+    at a full sha counts), no floating tooling beyond the cell's own."""
+    for pin in request.pins:
+        if pin.kind is PinKind.DIRECT:
+            if not re.search(r"@[0-9a-f]{40}$", pin.spec):
+                return False
+        elif pin.kind not in (PinKind.EXACT, PinKind.SYSTEM, PinKind.ABSENT):
+            return False
+    return True
+
+
+def _request_document(request: EnvRequest, interpreter: Interpreter, system: dict) -> dict:
+    """What an all-exact request is, before resolving: its fast-reuse key."""
+    return {
+        "format": STORE_FORMAT,
+        "pins": sorted(str(p.requirement() or f"{p.package}:{p.kind.value}") for p in request.pins),
+        "python": [interpreter.executable, interpreter.version, interpreter.implementation],
+        "system": {k: [v["version"], v["site"]] for k, v in sorted(system.items())},
+        "index": request.index.identity(),
+        "exclude_newer": request.exclude_newer,
+        "overrides": sorted(request.overrides),
+        "env": sorted(request.env),
+        "tooling": list(request.tooling),
+        "as_of": [request.as_of, list(request.stack)],
+    }
+
+
+_LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;#]+)\s*$")
+
+
+def _lock_versions(lock: str) -> dict[str, str] | None:
+    """name -> version of a lock of exact pins only (None when a line is not one)."""
+    found: dict[str, str] = {}
+    for line in lock.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", "-")):  # comments, --find-links lines
+            continue
+        match = _LOCK_LINE.match(line)
+        if match is None:
+            return None
+        found[re.sub(r"[-_.]+", "-", match.group(1)).lower()] = match.group(2)
+    return found
 
 
 def _write_overrides(folder: Path, overrides: tuple[str, ...]) -> Path:
