@@ -173,11 +173,19 @@ class EnvStore:
             travel = time_travel(request.as_of, request.pins, request.stack, request.index)
             say(travel.line())
         exclusions = travel.exclusions() if travel else ()
-        lock = self._resolve(request, interpreter, system, uv, stubs, deadline, say, exclusions)
+        staged = None
+        if _installable_first(request):
+            # New exact request: install as raw uv would (one resolve, in `uv pip
+            # install`) into a relocatable venv, then name it by what it holds.
+            staged, lock = self._install_first(request, interpreter, uv, deadline, say, exclusions)
+        else:
+            lock = self._resolve(request, interpreter, system, uv, stubs, deadline, say, exclusions)
         identity = _identity(request, interpreter, system, lock, exclusions)
         home = self.root / identity[:16]
         with _locked(self.root / f"{identity[:16]}.lock"):
             if (home / "complete").exists() and (home / "venv").exists():
+                if staged is not None:
+                    shutil.rmtree(staged, ignore_errors=True)
                 say(f"reusing environment {identity[:16]}")
                 packages = json.loads((home / "resolved.json").read_text())
                 self._remember(request, interpreter, system, identity, travel)
@@ -195,11 +203,72 @@ class EnvStore:
                     sort_keys=True,
                 )
             )
-            packages = self._install(request, interpreter, system, uv, home, deadline, say)
+            if staged is not None:
+                (staged / "venv").rename(home / "venv")
+                shutil.rmtree(staged, ignore_errors=True)
+                packages = _installed(lock) or self._install(
+                    request, interpreter, system, uv, home, deadline, say, synced=True
+                )
+            else:
+                packages = self._install(request, interpreter, system, uv, home, deadline, say)
             (home / "resolved.json").write_text(json.dumps(packages, indent=2, sort_keys=True))
             (home / "complete").write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         self._remember(request, interpreter, system, identity, travel)
         return self._environment(home, identity, interpreter, packages, False, started, travel)
+
+    def _install_first(
+        self,
+        request: EnvRequest,
+        interpreter: Interpreter,
+        uv: str,
+        deadline: float,
+        say: Log,
+        exclusions: tuple[tuple[str, str], ...],
+    ) -> tuple[Path, str]:
+        """venv + ``uv pip install`` into a staging folder; returns it and its lock
+        (``uv pip freeze``, sorted): the same steps as raw uv, plus one freeze."""
+        staging = self.root / "_staging" / f"{os.getpid()}-{threading.get_ident()}-{time.time_ns()}"
+        staging.mkdir(parents=True)
+        venv = staging / "venv"
+        python = str(venv / "bin" / "python")
+        requirements = [r for p in request.pins if (r := p.requirement())] + list(request.tooling)
+        install = [uv, "pip", "install", "-r", "-", "--python", python, *request.index.uv_args()]
+        if request.exclude_newer:
+            install += ["--exclude-newer", request.exclude_newer]
+        for package, cutoff in exclusions:
+            install += ["--exclude-newer-package", f"{package}={cutoff}"]
+        if request.overrides:
+            overrides = _write_overrides(self.root / "_overrides", request.overrides)
+            install += ["--override", str(overrides)]
+        say(f"installing: {' '.join(requirements)}")
+        steps = [
+            (
+                [
+                    uv,
+                    "venv",
+                    "--quiet",
+                    "--relocatable",
+                    "--python",
+                    interpreter.executable,
+                    str(venv),
+                ],
+                None,
+            ),
+            (install, "\n".join(requirements) + "\n"),
+            ([uv, "pip", "freeze", "--python", python], None),
+        ]
+        done = None
+        for cmd, given in steps:
+            done = procs.run(cmd, input=given, timeout=_remaining(deadline))
+            if done.timed_out or done.returncode != 0:
+                shutil.rmtree(staging, ignore_errors=True)
+                if done.timed_out:
+                    raise InstallError("timeout", "install timed out", redact_text(done.stderr))
+                stage = "resolve" if "No solution found" in done.stderr else "install"
+                raise InstallError(stage, uv_message(done.stderr), redact_text(done.stderr))
+        assert done is not None
+        lock = "".join(f"{line}\n" for line in sorted(done.stdout.splitlines()) if line.strip())
+        return staging, lock
 
     # ------------------------------------------------------------ fast reuse
 
@@ -310,21 +379,27 @@ class EnvStore:
         home: Path,
         deadline: float,
         say: Log,
+        *,
+        synced: bool = False,
     ) -> dict:
         venv = home / "venv"
         log_lines: list[str] = []
-        steps = [
-            [uv, "venv", "--quiet", "--python", interpreter.executable, str(venv)],
-            [
-                uv,
-                "pip",
-                "sync",
-                str(home / "lock.txt"),
-                "--python",
-                str(venv / "bin" / "python"),
-                *request.index.uv_args(),
-            ],
-        ]
+        steps = (
+            []
+            if synced
+            else [
+                [uv, "venv", "--quiet", "--python", interpreter.executable, str(venv)],
+                [
+                    uv,
+                    "pip",
+                    "sync",
+                    str(home / "lock.txt"),
+                    "--python",
+                    str(venv / "bin" / "python"),
+                    *request.index.uv_args(),
+                ],
+            ]
+        )
         for cmd in steps:
             say(" ".join(cmd[1:3]))
             done = procs.run(cmd, timeout=_remaining(deadline))
@@ -431,6 +506,20 @@ def _exact(request: EnvRequest) -> bool:
         elif pin.kind not in (PinKind.EXACT, PinKind.SYSTEM, PinKind.ABSENT):
             return False
     return True
+
+
+def _installable_first(request: EnvRequest) -> bool:
+    """A request that `uv pip install` can build directly: exact pins only, nothing
+    linked from the base interpreter or kept out (those need the resolver's
+    --no-emit-package and stubs)."""
+    return _exact(request) and all(
+        p.kind not in (PinKind.SYSTEM, PinKind.ABSENT) for p in request.pins
+    )
+
+
+def _installed(lock: str) -> dict | None:
+    listed = _lock_versions(lock)
+    return None if listed is None else {name: [v, "env"] for name, v in listed.items()}
 
 
 def _request_document(request: EnvRequest, interpreter: Interpreter, system: dict) -> dict:
