@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,54 @@ def test_bad_git_input_exits_2(repo, tmp_path: Path, capsys: pytest.CaptureFixtu
     err = capsys.readouterr().err
     assert code == 2 and "--bad nope: no such tag, branch or commit" in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.e2e
+def test_a_release_bisect_goes_on_into_commits(repo, tmp_path: Path) -> None:
+    from repromatrix.environment.store import CELL_TOOLING
+    from repromatrix.environment.uv import uv_binary
+
+    root, shas = repo
+    wheels = tmp_path / "wheels"
+    for tag in ("v0.1.0", "v0.2.0"):
+        checkout = tmp_path / tag
+        subprocess.run(["git", "clone", "-q", "-b", tag, str(root), str(checkout)], check=True)
+        subprocess.run(
+            [uv_binary(), "build", "-q", "--wheel", "-o", str(wheels), str(checkout)],
+            check=True,
+        )
+    # The cell's tooling and the build backend, offline beside the two releases.
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "-d",
+            str(wheels),
+            *CELL_TOOLING,
+            "hatchling",
+        ],
+        check=True,
+    )
+    script = tmp_path / "probe.py"
+    script.write_text("import sys, tinylib\nsys.exit(0 if tinylib.answer() == 42 else 1)\n")
+    options = BisectOptions(
+        package="tinylib",
+        good="0.1.0",
+        bad="0.2.0",
+        probe=Probe(script=script),
+        out=tmp_path / "reports",
+        env_dir=tmp_path / "envs",
+        wheelhouse=wheels,
+        git=root.as_uri(),
+        as_of=None,
+    )
+    record, code = run_bisect(options, say=lambda _: None)
+    assert code == 0, record.reason
+    assert record.mode == "releases+commits"
+    assert record.commits["releases"]["first_bad"] == "0.2.0"
+    assert (record.commits["good_ref"], record.commits["bad_ref"]) == ("v0.1.0", "v0.2.0")
+    assert record.first_bad == shas["bad"]
+    assert record.commits["first"]["pr"] == "17"
