@@ -324,6 +324,9 @@ def _run_commits(
     probe = options.probe.validated()
     if options.jobs < 1:
         raise UserError(f"--jobs {options.jobs}: must be at least 1")
+    as_of = options.as_of
+    if as_of is not None and canonicalize_name(as_of) != package and not is_date(as_of):
+        dated_release(as_of, options.pins)  # a package held fixed: it needs an exact pin
     assert options.git is not None
     found = history(options.git, options.good, options.bad, _store(options))
     walk = walk_between(found.commits, found.good, found.bad, options.find)

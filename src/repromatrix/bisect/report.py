@@ -222,7 +222,21 @@ def markdown(record: BisectRecord, *, script_text: str | None = None) -> str:
         + (", pre-releases included" if record.pre else "")
         + ")"
     )
-    if record.status == "found" and record.first and record.last:
+    releases = (record.commits or {}).get("releases") or {}
+    if record.mode != "releases" and releases:
+        first = releases.get(f"first_{record.first_word}")
+        last = releases.get(f"last_{record.last_word}")
+        lines.append(
+            f"- releases: first {record.first_word} {_version_links(record, first)}, "
+            f"last {record.last_word} {_version_links(record, last)}"
+        )
+    if record.mode != "releases":
+        if record.could_be_first:
+            lines.append(
+                f"- first {record.first_word} is one of: "
+                + ", ".join(f"`{sha[:12]}`" for sha in record.could_be_first)
+            )
+    elif record.status == "found" and record.first and record.last:
         lines.append(f"- first {record.first_word}: {_version_links(record, record.first)}")
         lines.append(f"- last {record.last_word}: {_version_links(record, record.last)}")
         if record.repository:
