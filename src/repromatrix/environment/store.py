@@ -13,6 +13,13 @@ matrix, `check` and `bisect` share it:
    identity, so only that cell is rebuilt; nox's own reuse ignores pins);
 5. record every installed distribution's version.
 
+Two fast paths (the cell at raw-uv speed): a request of exact pins only (a git URL
+at a full sha counts) is looked up by the request itself before resolving
+(``_requests/``), since it resolves the same way every time; and a new one is built
+as raw uv builds it, ``uv venv --relocatable`` + ``uv pip install`` in a staging
+folder, its lock read back with ``uv pip freeze``, then moved to its identity's
+folder. Floating pins, ``system`` and ``null`` pins take steps 2-4 every time.
+
 ``system`` pins (torch from a CUDA image, say) are not installed: the package and
 the installed closure of its requirements are linked from the base interpreter
 into a private folder that the cell sees after its own site-packages, so the
