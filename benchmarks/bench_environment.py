@@ -99,7 +99,7 @@ def nox_uv_seconds(request: EnvRequest) -> float:
         noxfile.write_text(NOXFILE.format(pins=pins))
         started = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "nox", "-q", "-f", str(noxfile), "-s", "cell",
+            [sys.executable, "-m", "nox", "-f", str(noxfile), "-s", "cell",
              "--envdir", str(Path(folder) / "envs")],
             check=True, capture_output=True,
         )  # fmt: skip
