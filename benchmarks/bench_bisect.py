@@ -1,16 +1,20 @@
-"""Benchmark: a real bisect over about 35 transformers releases on CPU.
+"""Benchmark: a real bisect over about 35 transformers releases on CPU, with
+--jobs 1 and --jobs 2 side by side.
 
-    python benchmarks/bench_bisect.py [--runs 2] [--env-dir DIR]
+    python benchmarks/bench_bisect.py [--runs 2] [--jobs 1 2] [--env-dir DIR]
 
 Bisects transformers 4.50.0 (bad) .. 5.3.0 (good), 36 releases, with torch==2.13.0
 pinned and examples/bisect/checkpointing_gradients.py as the oracle (a real change:
 gradient_checkpointing_enable() stopped defaulting to reentrant checkpointing in
 5.0.0). Expected answer: first good 5.0.0, last bad 4.57.6.
 
-Each run's wall time, steps and per-step seconds (and whether each step's
-environment was reused) go to benchmarks/results/bisect.json. The goal is under
-4 minutes with a warm cache: the first run on a machine builds the environments
-(uv cache), so run with --runs 2 and read the second run for the warm figure.
+Each run does the bisect once per --jobs value, one after the other (k-section
+with N candidates a round; jobs 1 is the sequential search). Wall time, steps,
+rounds and per-step seconds (and whether each step's environment was reused) go
+to benchmarks/results/bisect.json, with the ratio of each jobs value to jobs 1.
+Goals, warm: under 4 minutes; --jobs 2 at most 0.75 of --jobs 1. The first run on
+a machine builds the environments (uv cache), so run with --runs 2 and read the
+second run for the warm figures.
 Needs PyPI and torch 2.13.0 through the user's pip configuration (PIP_FIND_LINKS).
 """
 
@@ -35,11 +39,12 @@ from repromatrix.results import write_json_atomic  # noqa: E402
 PACKAGE, BAD, GOOD = "transformers", "4.50.0", "5.3.0"
 EXPECTED = ("5.0.0", "4.57.6")  # first good, last bad
 GOAL_SECONDS = 240.0
+GOAL_JOBS2_RATIO = 0.75
 SCRIPT = ROOT / "examples" / "bisect" / "checkpointing_gradients.py"
 RESULTS = ROOT / "benchmarks" / "results" / "bisect.json"
 
 
-def one_run(env_dir: Path | None, out: Path) -> dict:
+def one_run(env_dir: Path | None, out: Path, jobs: int = 1) -> dict:
     options = BisectOptions(
         package=PACKAGE,
         good=GOOD,
@@ -47,15 +52,18 @@ def one_run(env_dir: Path | None, out: Path) -> dict:
         find=Find.FIRST_GOOD,
         probe=Probe(script=SCRIPT),
         pins=(parse_pin_option("torch==2.13.0"),),
-        out=out,
+        out=out / f"jobs{jobs}",
         env_dir=env_dir,
+        jobs=jobs,
     )
     started = time.monotonic()
     record, code = run_bisect(options)
     wall = time.monotonic() - started
     return {
+        "jobs": jobs,
         "wall_seconds": round(wall, 1),
         "steps": len(record.steps),
+        "rounds": record.rounds,
         "candidates": len(record.candidates),
         "exit": code,
         "answer": [record.first_good, record.last_bad],
@@ -65,6 +73,7 @@ def one_run(env_dir: Path | None, out: Path) -> dict:
         "per_step": [
             {
                 "version": s.version,
+                "round": s.round,
                 "outcome": s.outcome,
                 "seconds": s.seconds,
                 "environment_seconds": s.build_seconds,
@@ -79,17 +88,30 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1, help="runs in a row (default: 1)")
     parser.add_argument("--env-dir", type=Path, help="environment store (default: the user's)")
+    parser.add_argument(
+        "--jobs", type=int, nargs="+", default=[1, 2], help="jobs values (default: 1 2)"
+    )
     args = parser.parse_args()
     runs = []
     with tempfile.TemporaryDirectory(prefix="bench-bisect-") as folder:
         for number in range(1, args.runs + 1):
-            print(f"run {number}/{args.runs}", file=sys.stderr)
-            runs.append(one_run(args.env_dir, Path(folder)))
+            for jobs in args.jobs:
+                print(f"run {number}/{args.runs}, --jobs {jobs}", file=sys.stderr)
+                runs.append({"run": number, **one_run(args.env_dir, Path(folder), jobs)})
+    last = [r for r in runs if r["run"] == args.runs]
+    base = next((r["wall_seconds"] for r in last if r["jobs"] == 1), None)
+    ratios = {
+        f"jobs{r['jobs']}_over_jobs1": round(r["wall_seconds"] / base, 2)
+        for r in last
+        if base and r["jobs"] != 1
+    }
     document = {
         "benchmark": "bisect",
         "what": f"{PACKAGE} {BAD} (bad) .. {GOOD} (good), find first-good, torch==2.13.0, "
         f"script {SCRIPT.relative_to(ROOT)}",
         "goal_seconds_warm": GOAL_SECONDS,
+        "goal_jobs2_over_jobs1": GOAL_JOBS2_RATIO,
+        "ratios_last_run": ratios,
         "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": {
             "platform": platform.platform(),
@@ -101,9 +123,11 @@ def main() -> int:
     write_json_atomic(RESULTS, document)
     for run in runs:
         print(
-            f"{run['wall_seconds']:.0f}s, {run['steps']} steps over {run['candidates']} "
+            f"run {run['run']} --jobs {run['jobs']}: {run['wall_seconds']:.0f}s, "
+            f"{run['steps']} steps in {run['rounds']} rounds over {run['candidates']} "
             f"candidates, warm={run['warm']}, correct={run['correct']}"
         )
+    print(f"ratios (last run): {ratios}")
     return 0 if all(r["correct"] for r in runs) else 1
 
 

@@ -121,7 +121,9 @@ def test_a_regression_is_found_and_reported(
         "nox -s bisect -- --package tiny-pkg --good 1.0.0 --bad 2.0.0 --pin torch==2.13.0" in text
     )
     assert str(tmp_path) not in text and str(tmp_path) not in json.dumps(data)
-    assert "| 1 | 1.0.0 (good end) | good |" in text
+    assert "| 1 | 1 | 1.0.0 (good end) | good |" in text
+    assert "- mode: releases; " in text and "- stack: today's (--as-of none)" in text
+    assert data["mode"] == "releases" and data["rounds"] == len(tested)
 
     # Running it again keeps the first report as .previous.
     run_bisect(options(tmp_path, script, "1.0.0", "2.0.0"), say=lines.append)
@@ -328,3 +330,57 @@ def test_github_links_when_the_metadata_names_a_repository() -> None:
     assert "https://github.com/huggingface/transformers/releases/tag/v4.53.0" in text
     assert "https://github.com/huggingface/transformers/compare/v4.52.4...v4.53.0" in text
     assert "releases/tag" not in markdown(record())
+
+
+def test_jobs_two_finds_the_same_release_in_fewer_rounds(
+    tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    truth = {
+        v: ProbeOutcome.GOOD if Version(v) < Version("1.3.0") else ProbeOutcome.BAD
+        for v in RELEASES
+    }
+    tested: list[str] = []
+    monkeypatch.setattr(bisect_run, "check", fake_check(truth, tested))
+    one, _ = run_bisect(options(tmp_path / "one", script, "1.0.0", "2.0.0"), say=lambda _: None)
+    tested.clear()
+    two, code = run_bisect(
+        options(tmp_path / "two", script, "1.0.0", "2.0.0", jobs=2), say=lambda _: None
+    )
+    assert code == 0 and (two.first_bad, two.last_good) == (one.first_bad, one.last_good)
+    assert two.jobs == 2 and two.rounds < one.rounds
+    assert two.rounds <= 2 + 2  # ceil(log3(9)) + 2
+    assert sorted({s.round for s in two.steps}) == list(range(1, two.rounds + 1))
+    assert "--jobs 2" in two.command
+    text = tmp_path / "two" / "reports" / "bisect" / "tiny-pkg-1.0.0-2.0.0" / "bisect.md"
+    assert f"in {two.rounds} rounds (2 candidates at a time)" in text.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--jobs", "0"], "--jobs 0: must be at least 1"),
+        (["--as-of", "2024-13-45"], "--as-of '2024-13-45': not a date"),
+        (["--as-of", "peft"], "--as-of peft: peft has no exact pin"),
+    ],
+)
+def test_bad_jobs_and_as_of_exit_2_with_one_line(
+    index: str, script: Path, capsys: pytest.CaptureFixture, args: list[str], message: str
+) -> None:
+    code = cli.main(
+        [
+            "bisect",
+            "--package",
+            PACKAGE,
+            "--good",
+            "1.0.0",
+            "--bad",
+            "2.0.0",
+            *args,
+            "--script",
+            str(script),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert message in err
+    assert err.count("\n") == 1

@@ -25,7 +25,7 @@ import re
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -34,8 +34,10 @@ from packaging.version import InvalidVersion, Version
 from repromatrix import procs, redact
 from repromatrix.bisect.search import Observation, ProbeOutcome
 from repromatrix.environment import Environment, EnvRequest, EnvStore, IndexSettings, InstallError
+from repromatrix.environment.as_of import dated_release, is_date
 from repromatrix.errors import UserError
 from repromatrix.execution.runner import CaseRecord, CaseRunner, run_script
+from repromatrix.matrix import DEFAULT_PACKAGES
 from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
 from repromatrix.outcomes import COLLECTION_ID
 from repromatrix.redact import machine_places, redact_text, shorten_paths
@@ -179,6 +181,8 @@ class CheckOptions:
     python: str | None = None
     env_dir: Path | None = None
     install_timeout: float = 1800.0
+    as_of: str | None = None  # time travel (environment/as_of.py); None: today's stack
+    stack: tuple[str, ...] = DEFAULT_PACKAGES
 
 
 Log = Callable[[str], None]
@@ -201,7 +205,13 @@ def check(
     started = time.monotonic()
     workdir.mkdir(parents=True, exist_ok=True)
     install_lines: list[str] = []
-    request = EnvRequest(pins=options.pins, python=options.python, index=options.index)
+    request = EnvRequest(
+        pins=options.pins,
+        python=options.python,
+        index=options.index,
+        as_of=options.as_of,
+        stack=options.stack if options.as_of else (),
+    )
     try:
         env = EnvStore(options.env_dir).build(
             request, timeout=options.install_timeout, log=install_lines.append
@@ -218,6 +228,8 @@ def check(
         )
     (workdir / f"{name}.install.log").write_text(redact_text("\n".join(install_lines)))
     say(f"environment {env.identity[:16]} {'reused' if env.reused else 'built'}")
+    if env.time_travel is not None:
+        say(env.time_travel.line())
     if on_environment is not None:
         on_environment(env)
     extra = {
@@ -227,6 +239,8 @@ def check(
         "python": env.interpreter.version,
         "resolved": env.resolved,
     }
+    if env.time_travel is not None:
+        extra["as_of"] = env.time_travel.describe()
     probe = options.probe
     if probe.script is not None:
         places = machine_places(env=env.root, script=probe.script.parent)
@@ -363,14 +377,9 @@ def run_check(options: CheckOptions, *, say: Log = print, tell: Log = print) -> 
     """``repromatrix check``: one verdict as git bisect run's exit code; what the run
     printed goes to ``say``, the verdict line to ``tell``."""
     probe = options.probe.validated()
-    options = CheckOptions(
-        pins=options.pins,
-        probe=probe,
-        index=options.index,
-        python=options.python,
-        env_dir=options.env_dir,
-        install_timeout=options.install_timeout,
-    )
+    if options.as_of is not None and not is_date(options.as_of):
+        dated_release(options.as_of, options.pins)  # bad input: before anything is built
+    options = replace(options, probe=probe)
     with tempfile.TemporaryDirectory(prefix="repromatrix-check-") as folder:
         observation = check(options, workdir=Path(folder), log=say)
         tail = observation.extra.get("output_tail", "")
@@ -385,8 +394,10 @@ def run_check(options: CheckOptions, *, say: Log = print, tell: Log = print) -> 
     floating = resolved_floating(options.pins, observation.extra.get("resolved") or {})
     if floating:
         say(f"resolved: {floating}")
+    travelled = observation.extra.get("as_of") or {}
+    when = f" (rest of the stack as of {travelled['date']})" if travelled.get("date") else ""
     tell(
-        f"{observation.outcome.value}: {probe.label} with {pins_text(options.pins)} "
+        f"{observation.outcome.value}: {probe.label} with {pins_text(options.pins)}{when} "
         f"({observation.detail}, {observation.seconds:.1f}s)"
     )
     return EXIT_CODES[observation.outcome]

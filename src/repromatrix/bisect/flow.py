@@ -12,11 +12,14 @@ the verdict line to stdout. Exit status: 0 found, 1 could not conclude, 2 bad in
 from __future__ import annotations
 
 import hashlib
+import re
 import shlex
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -25,6 +28,14 @@ from rich.console import Console
 from repromatrix import __version__
 from repromatrix.bisect.candidates import Listing, list_releases
 from repromatrix.bisect.check import CheckOptions, Probe, check
+from repromatrix.bisect.commits import (
+    Commit,
+    History,
+    history,
+    mirror,
+    release_tag,
+    requirement_url,
+)
 from repromatrix.bisect.report import (
     BisectRecord,
     StepRecord,
@@ -40,11 +51,13 @@ from repromatrix.bisect.search import (
     SearchResult,
     Status,
     Step,
-    most_steps_left,
-    search,
+    ksection,
+    most_rounds,
     walk_between,
 )
 from repromatrix.environment import Environment, IndexSettings
+from repromatrix.environment.as_of import dated_release, is_date
+from repromatrix.environment.store import default_store_root
 from repromatrix.errors import UserError
 from repromatrix.execution import host
 from repromatrix.matrix import DEFAULT_PACKAGES
@@ -71,6 +84,13 @@ class BisectOptions:
     env_dir: Path | None = None
     install_timeout: float = 1800.0
     index: IndexSettings | None = None  # default: the user's configuration (or the wheelhouse)
+    # Time travel: each candidate with the stack of a day (environment/as_of.py). The
+    # command line's default is the bisected package (the stack of each release's
+    # day); None is today's stack.
+    as_of: str | None = None
+    stack: tuple[str, ...] = DEFAULT_PACKAGES
+    jobs: int = 1  # candidates tested at once (k-section)
+    git: str | None = None  # the package's repository: bisect its commits too
 
 
 @dataclass
@@ -99,6 +119,11 @@ def plan(options: BisectOptions) -> Plan:
     if any(pin.package == package for pin in options.pins):
         raise UserError(f"--pin: {package} is the package being bisected; it cannot be pinned too")
     probe = options.probe.defined()
+    if options.jobs < 1:
+        raise UserError(f"--jobs {options.jobs}: must be at least 1")
+    as_of = options.as_of
+    if as_of is not None and canonicalize_name(as_of) != package and not is_date(as_of):
+        dated_release(as_of, options.pins)  # a package held fixed: it needs an exact pin
     if options.wheelhouse is not None:
         if not options.wheelhouse.is_dir():
             raise UserError(f"--wheelhouse {options.wheelhouse}: no such folder")
@@ -124,8 +149,14 @@ def run_bisect(
     console: Console | None = None,
     say: Callable[[str], None] = print,
 ) -> tuple[BisectRecord, int]:
-    """Run the bisect; returns the record written and the exit status."""
+    """Run the bisect; returns the record written and the exit status.
+
+    With ``--git``: refs that are not both releases of the package are searched as
+    commits; a release bisect that finds its two adjacent releases goes on into the
+    commits between their tags."""
     show = console or Console(stderr=True)
+    if options.git is not None and not _releases_given(options):
+        return _run_commits(options, show, say)
     checked = plan(options)
     started, clock = utc_now(), time.monotonic()
     record = BisectRecord(
@@ -142,6 +173,9 @@ def run_bisect(
         pre=options.pre,
         command=reproduce_command(options, checked),
         repromatrix=__version__,
+        mode="releases",
+        jobs=options.jobs,
+        as_of={"as_of": options.as_of or "none", "dates": {}},
     )
     script_text = checked.probe.script.read_text() if checked.probe.script else None
     environments: dict[str, Environment] = {}
@@ -153,46 +187,316 @@ def run_bisect(
             record.seconds = round(time.monotonic() - clock, 2)
             write_report(checked.folder, record, script_text=script_text)
 
-        def oracle(version: Version) -> Observation:
-            name = str(version)
-            pins = (*options.pins, Pin(checked.package, PinKind.EXACT, name))
-            return check(
-                CheckOptions(
-                    pins=pins,
-                    probe=checked.probe,
-                    index=checked.index,
-                    python=options.python,
-                    env_dir=options.env_dir,
-                    install_timeout=options.install_timeout,
-                ),
-                workdir=checked.folder / "steps",
-                name=name,
-                on_environment=lambda env: environments.__setitem__(name, env),
-            )
+        def pin(version: Version) -> Pin:
+            return Pin(checked.package, PinKind.EXACT, str(version))
 
-        progress = _Progress(show, checked)
-
-        def on_step(step: Step[Version], most_left: int) -> None:
-            record.steps.append(_step_record(step, checked.package))
-            save()
-            progress.done(step, most_left)
-
-        save()
-        try:
-            result = search(
-                checked.walk, oracle, options.find, on_step=on_step, on_start=progress.start
-            )
-        except BaseException:
-            progress.stop()
-            record.status, record.finished = "interrupted", utc_now()
-            save()
-            raise
-        progress.stop()
+        progress = _Progress(show, checked.package, checked.walk, checked.probe, options.jobs)
+        result = _search(
+            options,
+            checked.probe,
+            checked.index,
+            checked.folder,
+            record,
+            save,
+            checked.walk,
+            pin,
+            lambda _v: options.as_of,
+            environments,
+            progress,
+        )
+        record.rounds = result.rounds
         _conclude(record, result, environments)
+        if options.git is not None and result.status is Status.FOUND:
+            _continue_into_commits(options, checked, record, result, save, environments, show)
         record.finished = utc_now()
         save()
-    say(verdict_line(record))
+    say(record.verdict or verdict_line(record))
+    return record, 0 if record.status == Status.FOUND.value else 1
+
+
+def _search(
+    options: BisectOptions,
+    probe: Probe,
+    index: IndexSettings,
+    folder: Path,
+    record: BisectRecord,
+    save: Callable[[], None],
+    walk: list,
+    pin_for: Callable[[Any], Pin],
+    as_of_for: Callable[[Any], str | None],
+    environments: dict[str, Environment],
+    progress: _Progress,
+) -> SearchResult:
+    """k-section over ``walk`` (jobs 1: the sequential search), one real check per
+    candidate, every step written to bisect.json as it ends."""
+
+    def oracle(candidate: Any) -> Observation:
+        name = str(candidate)
+        return check(
+            CheckOptions(
+                pins=(*options.pins, pin_for(candidate)),
+                probe=probe,
+                index=index,
+                python=options.python,
+                env_dir=options.env_dir,
+                install_timeout=options.install_timeout,
+                as_of=as_of_for(candidate),
+                stack=options.stack,
+            ),
+            workdir=folder / "steps",
+            name=name,
+            on_environment=lambda env: environments.__setitem__(name, env),
+        )
+
+    def run_round(candidates: list) -> list[Observation]:
+        # One thread per candidate: each builds its own environment (uv and the
+        # probe are child processes; the store locks per identity).
+        if len(candidates) == 1:
+            return [oracle(candidates[0])]
+        with ThreadPoolExecutor(max_workers=len(candidates)) as pool:
+            return list(pool.map(oracle, candidates))
+
+    def on_step(step: Step, most_left: int) -> None:
+        record.steps.append(_step_record(step, record.package))
+        travelled = step.observation.extra.get("as_of")
+        if travelled is not None:
+            record.as_of["dates"][str(step.candidate)] = travelled.get("date")
+            record.as_of.setdefault("packages", travelled.get("packages", []))
+            if travelled.get("note"):
+                record.as_of.setdefault("notes", []).append(travelled["note"])
+        save()
+        progress.done(step, most_left)
+
+    save()
+    try:
+        return ksection(
+            walk, run_round, options.find, options.jobs, on_step=on_step, on_round=progress.round
+        )
+    except BaseException:
+        record.status, record.finished = "interrupted", utc_now()
+        save()
+        raise
+    finally:
+        progress.stop()
+
+
+def _releases_given(options: BisectOptions) -> bool:
+    """Whether --good and --bad are written as versions (1.2.3, not v1.2.3 or a sha)."""
+    return all(
+        text[:1].isdigit() and _is_version(text) and not _looks_like_sha(text)
+        for text in (options.good, options.bad)
+    )
+
+
+def _is_version(text: str) -> bool:
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return True
+
+
+def _looks_like_sha(text: str) -> bool:
+    return (
+        len(text) >= 7 and all(c in "0123456789abcdef" for c in text.lower()) and not text.isdigit()
+    )
+
+
+def _store(options: BisectOptions) -> Path:
+    return options.env_dir if options.env_dir is not None else default_store_root()
+
+
+def _commit_as_of(options: BisectOptions) -> Callable[[Commit], str | None]:
+    """A commit's stack is the one of its commit date when as-of is the bisected
+    package (the default); a date or none apply as given."""
+    package = canonicalize_name(options.package)
+    if options.as_of is not None and canonicalize_name(options.as_of) == package:
+        return lambda commit: commit.date or None
+    return lambda _commit: options.as_of
+
+
+def _run_commits(
+    options: BisectOptions, show: Console, say: Callable[[str], None]
+) -> tuple[BisectRecord, int]:
+    package = canonicalize_name(options.package)
+    if any(pin.package == package for pin in options.pins):
+        raise UserError(f"--pin: {package} is the package being bisected; it cannot be pinned too")
+    probe = options.probe.validated()
+    if options.jobs < 1:
+        raise UserError(f"--jobs {options.jobs}: must be at least 1")
+    as_of = options.as_of
+    if as_of is not None and canonicalize_name(as_of) != package and not is_date(as_of):
+        dated_release(as_of, options.pins)  # a package held fixed: it needs an exact pin
+    assert options.git is not None
+    found = history(options.git, options.good, options.bad, _store(options))
+    walk = walk_between(found.commits, found.good, found.bad, options.find)
+    index = options.index or IndexSettings.from_environment()
+    folder = options.out / _safe(f"{package}-{options.good}-{options.bad}")
+    clock = time.monotonic()
+    record = BisectRecord(
+        package=package,
+        good=options.good,
+        bad=options.bad,
+        find=options.find.value,
+        candidates=[c.sha for c in found.commits],
+        direction="up" if walk[0].index < walk[-1].index else "down",
+        started=utc_now(),
+        pins=[pin_text(p) for p in options.pins],
+        probe=_probe_record(probe),
+        index=index.describe(),
+        command=_commit_command(options, probe),
+        repromatrix=__version__,
+        mode="commits",
+        jobs=options.jobs,
+        as_of={"as_of": _as_of_said(options, "commit dates"), "dates": {}},
+        commits=_commits_record(found),
+    )
+    script_text = probe.script.read_text() if probe.script else None
+    environments: dict[str, Environment] = {}
+    with ResultsDir(folder).claimed("fresh"):
+
+        def save() -> None:
+            record.seconds = round(time.monotonic() - clock, 2)
+            write_report(folder, record, script_text=script_text)
+
+        progress = _Progress(show, package, walk, probe, options.jobs)
+        result = _search(
+            options,
+            probe,
+            index,
+            folder,
+            record,
+            save,
+            walk,
+            lambda c: Pin(package, PinKind.DIRECT, requirement_url(options.git, c)),
+            _commit_as_of(options),
+            environments,
+            progress,
+        )
+        record.rounds = result.rounds
+        _conclude_commits(record, result, environments)
+        record.finished = utc_now()
+        save()
+    say(record.verdict or verdict_line(record))
     return record, 0 if result.status is Status.FOUND else 1
+
+
+def _continue_into_commits(
+    options: BisectOptions,
+    checked: Plan,
+    record: BisectRecord,
+    result: SearchResult,
+    save: Callable[[], None],
+    environments: dict[str, Environment],
+    show: Console,
+) -> None:
+    """Two adjacent releases found: search the commits between their tags."""
+    assert options.git is not None and result.first is not None and result.last is not None
+    repo = mirror(options.git, _store(options))
+    older, newer = sorted((result.first, result.last))
+    tags = {v: release_tag(repo, str(v)) for v in (older, newer)}
+    missing = [str(v) for v, tag in tags.items() if tag is None]
+    if missing:
+        record.commits = {"note": f"no tag v{missing[0]} or {missing[0]} in the repository"}
+        show.print(f"not going into commits: {record.commits['note']}")
+        return
+    # The walk's old end is the last release with the old outcome.
+    good_ref = tags[result.last] if options.find is Find.FIRST_BAD else tags[result.first]
+    bad_ref = tags[result.first] if options.find is Find.FIRST_BAD else tags[result.last]
+    found = history(options.git, good_ref, bad_ref, _store(options))
+    walk = walk_between(found.commits, found.good, found.bad, options.find)
+    releases = {
+        key: getattr(record, key) for key in ("first_bad", "last_good", "first_good", "last_bad")
+    }
+    record.mode = "releases+commits"
+    record.commits = {**_commits_record(found), "releases": releases}
+    progress = _Progress(show, record.package, walk, checked.probe, options.jobs)
+    inner = _search(
+        options,
+        checked.probe,
+        checked.index,
+        checked.folder,
+        record,
+        save,
+        walk,
+        lambda c: Pin(record.package, PinKind.DIRECT, requirement_url(options.git, c)),
+        _commit_as_of(options),
+        environments,
+        progress,
+    )
+    record.rounds += inner.rounds
+    _conclude_commits(record, inner, environments)
+
+
+def _conclude_commits(
+    record: BisectRecord, result: SearchResult, environments: dict[str, Environment]
+) -> None:
+    """The answer of a commit search: full shas in first_*/last_*, the commit's
+    subject and PR in ``commits.first``."""
+    shas = SearchResult(
+        find=result.find,
+        walk=[c.sha for c in result.walk],
+        status=result.status,
+        steps=[],
+        first=result.first.sha if result.first is not None else None,
+        last=result.last.sha if result.last is not None else None,
+        could_be_first=[c.sha for c in result.could_be_first],
+        reason=result.reason,
+        rounds=result.rounds,
+    )
+    by_short = {str(c): c for c in result.walk}
+    for short in list(environments):
+        if short in by_short:
+            environments[by_short[short].sha] = environments[short]
+    _conclude(record, shas, environments)
+    if result.first is not None:
+        record.commits["first"] = result.first.describe()
+        record.commits["last"] = result.last.describe() if result.last is not None else None
+        pr = f" (PR #{result.first.pr})" if result.first.pr else ""
+        record.verdict = (
+            f"first {record.first_word} commit: {result.first.sha[:12]} "
+            f"{result.first.subject}{pr}; {verdict_line(record)}"
+        )
+
+
+def _commits_record(found: History) -> dict[str, Any]:
+    return {
+        "repository": found.url,
+        "good_ref": found.good_ref,
+        "bad_ref": found.bad_ref,
+        "count": len(found.commits),
+        "list": [c.describe() for c in found.commits],
+    }
+
+
+def _as_of_said(options: BisectOptions, default: str) -> str:
+    if options.as_of is None:
+        return "none"
+    if canonicalize_name(options.as_of) == canonicalize_name(options.package):
+        return f"{options.as_of} ({default})"
+    return options.as_of
+
+
+def _commit_command(options: BisectOptions, probe: Probe) -> str:
+    args = ["--package", canonicalize_name(options.package), "--git", options.git or ""]
+    args += ["--good", options.good, "--bad", options.bad]
+    for pin in options.pins:
+        args += ["--pin", pin_text(pin)]
+    if probe.case is not None:
+        args += ["--case", probe.case]
+    elif probe.script is not None:
+        args += ["--script", _shown_path(probe.script)]
+    if options.find is not Find.FIRST_BAD:
+        args += ["--find", options.find.value]
+    if options.as_of is None:
+        args += ["--as-of", "none"]
+    if options.jobs != 1:
+        args += ["--jobs", str(options.jobs)]
+    return "nox -s bisect -- " + shlex.join(args)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", name)
 
 
 def _conclude(
@@ -240,6 +544,8 @@ def _step_record(step: Step[Version], package: str) -> StepRecord:
         reused=extra.get("reused"),
         build_seconds=extra.get("build_seconds"),
         installed=(extra.get("resolved") or {}).get(package),
+        round=step.round,
+        as_of=(extra.get("as_of") or {}).get("date"),
     )
 
 
@@ -270,6 +576,12 @@ def reproduce_command(options: BisectOptions, checked: Plan) -> str:
         args += ["--find", options.find.value]
     if options.pre:
         args.append("--pre")
+    if options.as_of is None:
+        args += ["--as-of", "none"]
+    elif options.as_of != checked.package:
+        args += ["--as-of", options.as_of]
+    if options.jobs != 1:
+        args += ["--jobs", str(options.jobs)]
     if options.wheelhouse is not None:
         args += ["--wheelhouse", _shown_path(options.wheelhouse)]
     if Path("noxfile.py").is_file():
@@ -301,27 +613,37 @@ def _nearest(listing: Listing, version: Version) -> str:
 
 
 class _Progress:
-    """One line per finished step, a spinner for the running one (rich)."""
+    """One line per finished step, a spinner for the running round (rich)."""
 
-    def __init__(self, console: Console, checked: Plan) -> None:
+    def __init__(
+        self, console: Console, package: str, walk: list, probe: Probe, jobs: int = 1
+    ) -> None:
         self.console = console
-        self.package = checked.package
+        self.package = package
         self.status = None
-        self.most = 2 + most_steps_left(len(checked.walk) - 2)
+        self.most = most_rounds(len(walk), jobs)
+        at_once = f", {jobs} at a time" if jobs > 1 else ""
+        unit = "rounds" if jobs > 1 else "steps"
         console.print(
-            f"bisecting {checked.package}: {len(checked.walk)} candidates from "
-            f"{checked.walk[0]} to {checked.walk[-1]}, at most {self.most} steps "
-            f"without skips ({checked.probe.label})"
+            f"bisecting {package}: {len(walk)} candidates from "
+            f"{walk[0]} to {walk[-1]}{at_once}, at most {self.most} {unit} "
+            f"without skips ({probe.label})"
         )
+        self.unit = "round" if jobs > 1 else "step"
 
-    def start(self, candidate: Version, role: str, number: int) -> None:
-        label = f" ({role})" if role != "step" else ""
-        text = f"step {number}: testing {self.package} {candidate}{label}"
+    def round(self, number: int, batch: list[tuple[Version, str]]) -> None:
+        said = ", ".join(
+            f"{candidate}" + (f" ({role})" if role != "step" else "") for candidate, role in batch
+        )
+        text = f"{self.unit} {number}: testing {self.package} {said}"
         if self.status is None:
             self.status = self.console.status(text)
             self.status.start()
         else:
             self.status.update(text)
+
+    def start(self, candidate: Version, role: str, number: int) -> None:
+        self.round(number, [(candidate, role)])
 
     def done(self, step: Step[Version], most_left: int) -> None:
         observation = step.observation
@@ -329,10 +651,11 @@ class _Progress:
             observation.outcome
         ]
         role = f" ({step.role})" if step.role != "step" else ""
+        unit = f"{self.unit}{'s' if most_left != 1 else ''}"
         self.console.print(
             f"  {step.candidate}{role}: [{style}]{observation.outcome.value}[/{style}] "
             f"({observation.detail}, {observation.seconds:.1f}s); "
-            f"at most {most_left} more step{'s' if most_left != 1 else ''}",
+            f"at most {most_left} more {unit}",
             highlight=False,
         )
 

@@ -44,6 +44,8 @@ class StepRecord(BaseModel):
     reused: bool | None = None
     build_seconds: float | None = None  # resolve + (re)use or build, within seconds
     installed: str | None = None  # the version the environment really has
+    round: int = 0  # k-section round (1, 2, ...)
+    as_of: str | None = None  # the date the rest of the stack resolved as of
 
 
 class BisectRecord(BaseModel):
@@ -76,6 +78,13 @@ class BisectRecord(BaseModel):
     repository: str | None = None
     environment: dict[str, Any] = {}  # python, host, resolved versions at the answer
     repromatrix: str = ""
+    mode: str = "releases"  # releases | commits | releases+commits
+    jobs: int = 1
+    rounds: int = 0
+    # {"as_of": package | date | "none", "dates": {candidate: date}, "packages": [...],
+    #  "notes": [why a candidate got today's stack]}
+    as_of: dict[str, Any] = {}
+    commits: dict[str, Any] = {}  # the commit bisect: repository, refs, steps, answer
 
     @property
     def first(self) -> str | None:
@@ -213,7 +222,21 @@ def markdown(record: BisectRecord, *, script_text: str | None = None) -> str:
         + (", pre-releases included" if record.pre else "")
         + ")"
     )
-    if record.status == "found" and record.first and record.last:
+    releases = (record.commits or {}).get("releases") or {}
+    if record.mode != "releases" and releases:
+        first = releases.get(f"first_{record.first_word}")
+        last = releases.get(f"last_{record.last_word}")
+        lines.append(
+            f"- releases: first {record.first_word} {_version_links(record, first)}, "
+            f"last {record.last_word} {_version_links(record, last)}"
+        )
+    if record.mode != "releases":
+        if record.could_be_first:
+            lines.append(
+                f"- first {record.first_word} is one of: "
+                + ", ".join(f"`{sha[:12]}`" for sha in record.could_be_first)
+            )
+    elif record.status == "found" and record.first and record.last:
         lines.append(f"- first {record.first_word}: {_version_links(record, record.first)}")
         lines.append(f"- last {record.last_word}: {_version_links(record, record.last)}")
         if record.repository:
@@ -229,16 +252,23 @@ def markdown(record: BisectRecord, *, script_text: str | None = None) -> str:
     lines.append(f"- probe: {_probe_text(record.probe)}")
     if record.pins:
         lines.append(f"- pinned: {', '.join(f'`{p}`' for p in record.pins)}")
+    lines.append(f"- mode: {record.mode}; {_rounds_text(record)}")
+    lines.append(f"- stack: {_as_of_text(record)}")
+    lines += _commits_lines(record)
+    dated = any(step.as_of for step in record.steps)
     lines += [
         "",
-        "| # | version | outcome | seconds | detail |",
-        "| ---: | --- | --- | ---: | --- |",
+        "| # | round | version | outcome | seconds |"
+        + (" stack as of |" if dated else "")
+        + " detail |",
+        "| ---: | ---: | --- | --- | ---: |" + (" --- |" if dated else "") + " --- |",
     ]
     for number, step in enumerate(record.steps, 1):
         role = f" ({step.role})" if step.role != "step" else ""
+        when = f" {(step.as_of or 'today')[:10]} |" if dated else ""
         lines.append(
-            f"| {number} | {step.version}{role} | {step.outcome} | {step.seconds:.1f} "
-            f"| {_cell(step.detail)} |"
+            f"| {number} | {step.round or number} | {step.version}{role} | {step.outcome} "
+            f"| {step.seconds:.1f} |{when} {_cell(step.detail)} |"
         )
     lines += ["", "<details>", "<summary>command and environment</summary>", "", "Reproduce with:"]
     lines += ["", "```sh", redact_text(record.command), "```", ""]
@@ -266,6 +296,50 @@ def markdown(record: BisectRecord, *, script_text: str | None = None) -> str:
         lines += [redact_text(shown).rstrip("\n"), "```", "", "</details>"]
     lines += ["", f"bisected with repromatrix {record.repromatrix}", "", "</details>", ""]
     return "\n".join(lines)
+
+
+def _rounds_text(record: BisectRecord) -> str:
+    rounds = record.rounds or len(record.steps)
+    at_once = f"{record.jobs} candidates at a time" if record.jobs > 1 else "one at a time"
+    return f"{len(record.steps)} tests in {rounds} round{'s' if rounds != 1 else ''} ({at_once})"
+
+
+def _as_of_text(record: BisectRecord) -> str:
+    """Which stack each candidate got: today's, or as of a date (and which)."""
+    as_of = record.as_of or {}
+    asked = as_of.get("as_of", "none")
+    if asked in (None, "none"):
+        return "today's (--as-of none)"
+    dates = {v: d for v, d in (as_of.get("dates") or {}).items() if d}
+    travelled = ", ".join(as_of.get("packages") or []) or "nothing"
+    if asked == record.package:
+        head = f"as of each {record.package} release's upload date (--as-of {asked})"
+    else:
+        head = f"as of {asked}"
+    text = f"{head}: {travelled} resolved as of then"
+    if dates:
+        text += "; dates: " + ", ".join(f"{v} {d[:10]}" for v, d in dates.items())
+    for note in dict.fromkeys(as_of.get("notes") or []):
+        text += f"; {note}"
+    return text
+
+
+def _commits_lines(record: BisectRecord) -> list[str]:
+    commits = record.commits or {}
+    if not commits:
+        return []
+    lines = [
+        f"- commits: {commits.get('count', 0)} first-parent commits of "
+        f"{redact_text(str(commits.get('repository', '')))} from {commits.get('good_ref')} "
+        f"to {commits.get('bad_ref')}"
+    ]
+    answer = commits.get("first")
+    if answer:
+        pr = f" (PR #{answer['pr']})" if answer.get("pr") else ""
+        lines.append(
+            f"- first {record.first_word} commit: `{answer['sha']}` {_cell(answer['subject'])}{pr}"
+        )
+    return lines
 
 
 def _index_text(index: dict[str, Any]) -> str:

@@ -70,6 +70,7 @@ class Step(Generic[V]):
     candidate: V
     role: str  # "good end" | "bad end" | "step"
     observation: Observation
+    round: int = 0  # k-section: the round it was tested in (1, 2, ...); 0 when sequential
 
 
 class Status(str, enum.Enum):
@@ -88,6 +89,7 @@ class SearchResult(Generic[V]):
     last: V | None = None  # the candidate just before it on the walk (old outcome)
     could_be_first: list[V] = field(default_factory=list)  # when inconclusive
     reason: str = ""  # why it is not found, in words
+    rounds: int = 0  # how many rounds of tests (sequential: one test a round)
 
 
 Oracle = Callable[[V], Observation]
@@ -179,6 +181,23 @@ def search(
         # SKIP: set aside; the next pick is the untested candidate nearest the middle.
         report(most_steps_left(len(untested_between())))
 
+    result.rounds = len(steps)
+    return _concluded(result, walk, seen, lo, hi, ends)
+
+
+def _concluded(
+    result: SearchResult[V],
+    walk: Sequence[V],
+    seen: dict[int, Observation],
+    lo: int,
+    hi: int,
+    ends: tuple[tuple[int, str, ProbeOutcome], ...],
+) -> SearchResult[V]:
+    """The answer once nothing untested is left between ``lo`` (last old) and
+    ``hi`` (first new). It depends only on the oracle, not on the order of the
+    tests: lo is the last testable candidate before the flip, hi the first at or
+    after it, and what lies between was skipped. So k-section and the sequential
+    search agree."""
     skipped = [i for i in range(lo + 1, hi) if seen[i].outcome is ProbeOutcome.SKIP]
     untestable_ends = [
         (i, role) for i, role, _ in ends if i in (lo, hi) and seen[i].outcome is ProbeOutcome.SKIP
@@ -194,6 +213,121 @@ def search(
         reasons.append("could not test " + ", ".join(str(walk[i]) for i in skipped))
     result.reason = "; ".join(reasons)
     return result
+
+
+# --------------------------------------------------------------------------- k-section
+
+RoundOracle = Callable[[list[V]], list[Observation]]  # tests candidates at once, in order
+
+
+def most_rounds(candidates: int, jobs: int) -> int:
+    """The bound k-section keeps without skips: ceil(log_{N+1} K) + 2."""
+    return math.ceil(math.log(candidates, jobs + 1) - 1e-9) + 2
+
+
+def rounds_left(interior: int, jobs: int) -> int:
+    """Rounds k-section needs at most for ``interior`` untested candidates."""
+    rounds = 0
+    while interior > 0:
+        interior = max(0, math.ceil((interior - jobs) / (jobs + 1)))
+        rounds += 1
+    return rounds
+
+
+def ksection(
+    walk: Sequence[V],
+    run_round: RoundOracle[V],
+    find: Find,
+    jobs: int,
+    *,
+    on_step: OnStep[V] | None = None,
+    on_round: Callable[[int, list[tuple[V, str]]], None] | None = None,
+) -> SearchResult[V]:
+    """The search of ``search`` with ``jobs`` tests at once: each round splits the
+    untested stretch between the last old and the first new outcome into
+    ``jobs + 1`` parts and tests the ``jobs`` candidates at the cuts. The two
+    ends come first (one round when jobs >= 2). Same answer as ``search``; at
+    most ``most_rounds(len(walk), jobs)`` rounds without skips.
+
+    ``on_round(number, [(candidate, role), ...])`` is called before each round,
+    ``on_step(step, most_rounds_left)`` after each test of it."""
+    if len(walk) < 2:
+        raise ValueError("a bisect needs two different ends")
+    if jobs < 1:
+        raise ValueError("jobs must be at least 1")
+    old, new = find.old, find.new
+    start_role, end_role = (
+        ("good end", "bad end") if find is Find.FIRST_BAD else ("bad end", "good end")
+    )
+    seen: dict[int, Observation] = {}
+    steps: list[Step[V]] = []
+    last = len(walk) - 1
+    roles = {0: start_role, last: end_role}
+    rounds = 0
+
+    def test(indices: list[int], left_after: Callable[[], int]) -> None:
+        nonlocal rounds
+        rounds += 1
+        batch = [(walk[i], roles.get(i, "step")) for i in indices]
+        if on_round is not None:
+            on_round(rounds, batch)
+        observations = run_round([walk[i] for i in indices])
+        for i, observation in zip(indices, observations, strict=True):
+            seen[i] = observation
+        for i in indices:
+            steps.append(Step(walk[i], roles.get(i, "step"), seen[i], rounds))
+            if on_step is not None:
+                on_step(steps[-1], left_after())
+
+    ends_left = lambda: rounds_left(last - 1, jobs)  # noqa: E731
+    if jobs >= 2:
+        test([0, last], ends_left)
+    else:
+        test([0], lambda: 1 + ends_left())
+        test([last], ends_left)
+
+    result = SearchResult(find=find, walk=list(walk), status=Status.FOUND, steps=steps)
+    ends = ((0, start_role, old), (last, end_role, new))
+    if any(seen[i].outcome not in (claimed, ProbeOutcome.SKIP) for i, _, claimed in ends):
+        result.status = Status.ENDS_MISMATCH
+        result.reason = "the ends do not behave as claimed: " + "; ".join(
+            f"{role} {walk[i]} {_said(seen[i])}" for i, role, _ in ends
+        )
+        result.rounds = rounds
+        return result
+
+    lo, hi = 0, last
+
+    def untested() -> list[int]:
+        return [i for i in range(lo + 1, hi) if i not in seen]
+
+    while untested():
+        picks = _cuts(untested(), lo, hi, jobs)
+        test(picks, lambda: rounds_left(len(untested()), jobs))
+        # Monotone: the first new outcome among the cuts bounds from above, the last
+        # old outcome before it from below; skips are set aside.
+        news = [i for i in picks if seen[i].outcome is new and lo < i < hi]
+        if news:
+            hi = min(news)
+        olds = [i for i in picks if seen[i].outcome is old and lo < i < hi]
+        if olds:
+            lo = max(olds)
+
+    result.rounds = rounds
+    return _concluded(result, walk, seen, lo, hi, ends)
+
+
+def _cuts(untested: list[int], lo: int, hi: int, jobs: int) -> list[int]:
+    """Up to ``jobs`` untested candidates nearest the points that split lo..hi
+    into jobs + 1 equal parts (all of them when there are no more than jobs)."""
+    if len(untested) <= jobs:
+        return untested
+    picks: list[int] = []
+    for j in range(1, jobs + 1):
+        target = lo + (hi - lo) * j / (jobs + 1)
+        free = [i for i in untested if i not in picks]
+        picks.append(min(free, key=lambda k: (abs(k - target), k)))
+    return sorted(picks)
 
 
 def _said(observation: Observation) -> str:

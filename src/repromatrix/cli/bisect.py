@@ -2,8 +2,10 @@
 
     repromatrix bisect --package NAME --good V1 --bad V2 (--case ID | --script F.py)
                        [--pin PKG==VER ...] [--find first-bad|first-good] [--pre]
-                       [--wheelhouse DIR]
+                       [--wheelhouse DIR] [--as-of PACKAGE|DATE|none] [--jobs N]
+                       [--git URL]  (then --good/--bad may be tags, branches, shas)
     repromatrix check (--case ID | --script F.py) --pin PKG==VER [--pin ...]
+                      [--as-of PACKAGE|DATE]
 
 ``check`` speaks git bisect run's language: exit 0 good, 1 bad, 125 untestable
 (install failure, exit 125, skipped case). Bad input exits 128, which makes
@@ -21,6 +23,7 @@ from repromatrix.bisect.check import CheckOptions, Probe, parse_pin_option, run_
 from repromatrix.bisect.flow import BisectOptions, run_bisect
 from repromatrix.bisect.search import Find
 from repromatrix.environment import IndexSettings
+from repromatrix.environment.as_of import parse_as_of
 from repromatrix.errors import UserError
 
 DEFAULT_RUN_TIMEOUT = 900.0
@@ -123,6 +126,27 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         default=Path("reports/bisect"),
         help="where the report folder goes (default: %(default)s)",
     )
+    bisect.add_argument(
+        "--as-of",
+        metavar="PACKAGE|DATE|none",
+        help="the rest of the stack as of a date, or of the upload of a package's pinned "
+        "release (default: the bisected package: each candidate with the stack of its day); "
+        "none: today's stack",
+    )
+    bisect.add_argument(
+        "--git",
+        metavar="URL",
+        help="the package's git repository: --good/--bad may then be tags, branches or "
+        "shas (a commit bisect); a release bisect goes on into the commits between the "
+        "two releases it finds (tags v1.2.3 or 1.2.3)",
+    )
+    bisect.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="test N candidates at once, each in its own environment (default: %(default)s)",
+    )
     _probe_options(bisect)
 
     check = commands.add_parser(
@@ -131,6 +155,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         description="Build (or reuse) the environment of the pins and run a case or script in "
         "it. Exit 0 good, 1 bad, 125 untestable (install failure, exit 125, skipped case); "
         "128 for bad input, which stops git bisect run.",
+    )
+    check.add_argument(
+        "--as-of",
+        metavar="PACKAGE|DATE",
+        help="the stack's other packages as of a date, or of the upload of a package's "
+        "pinned release (--pin transformers==4.46.3 --as-of transformers)",
     )
     _probe_options(check)
     # argparse's own errors too: git bisect run reads 2 as "bad".
@@ -175,6 +205,9 @@ def _bisect(args: argparse.Namespace) -> int:
         python=args.python,
         env_dir=args.env_dir,
         install_timeout=args.install_timeout,
+        as_of=parse_as_of(args.package if args.as_of is None else args.as_of),
+        jobs=args.jobs,
+        git=args.git,
     )
     try:
         _record, code = run_bisect(options)
@@ -194,5 +227,6 @@ def _check(args: argparse.Namespace) -> int:
         python=args.python,
         env_dir=args.env_dir,
         install_timeout=args.install_timeout,
+        as_of=parse_as_of(args.as_of),
     )
     return run_check(options, say=lambda line: print(line, file=sys.stderr))

@@ -13,6 +13,13 @@ matrix, `check` and `bisect` share it:
    identity, so only that cell is rebuilt; nox's own reuse ignores pins);
 5. record every installed distribution's version.
 
+Two fast paths (the cell at raw-uv speed): a request of exact pins only (a git URL
+at a full sha counts) is looked up by the request itself before resolving
+(``_requests/``), since it resolves the same way every time; and a new one is built
+as raw uv builds it, ``uv venv --relocatable`` + ``uv pip install`` in a staging
+folder, its lock read back with ``uv pip freeze``, then moved to its identity's
+folder. Floating pins, ``system`` and ``null`` pins take steps 2-4 every time.
+
 ``system`` pins (torch from a CUDA image, say) are not installed: the package and
 the installed closure of its requirements are linked from the base interpreter
 into a private folder that the cell sees after its own site-packages, so the
@@ -25,7 +32,9 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -33,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repromatrix import procs
+from repromatrix.environment.as_of import TimeTravel, time_travel
 from repromatrix.environment.indexes import IndexSettings
 from repromatrix.environment.system import inspect_system, write_stub_wheel
 from repromatrix.environment.uv import (
@@ -64,6 +74,9 @@ class EnvRequest:
     overrides: tuple[str, ...] = ()  # uv --override: replace what any package requires
     env: tuple[tuple[str, str], ...] = ()
     tooling: tuple[str, ...] = CELL_TOOLING
+    # Time travel (as_of.py): a date or a pinned package; the stack it applies to.
+    as_of: str | None = None
+    stack: tuple[str, ...] = ()
 
     @classmethod
     def for_combination(cls, combo: Combination, user_index: IndexSettings) -> EnvRequest:
@@ -78,6 +91,8 @@ class EnvRequest:
             exclude_newer=combo.exclude_newer,
             overrides=combo.overrides,
             env=combo.env,
+            as_of=combo.as_of,
+            stack=combo.stack,
         )
 
 
@@ -91,6 +106,7 @@ class Environment:
     reused: bool
     seconds: float
     interpreter: Interpreter
+    time_travel: TimeTravel | None = None
 
     def subprocess_env(self, extra: Mapping[str, str] = ()) -> dict[str, str]:
         """The cell's process environment: the user's, minus anything that would
@@ -152,29 +168,159 @@ class EnvStore:
         self.root.mkdir(parents=True, exist_ok=True)
 
         stubs = self.root / "_stubs"
-        lock = self._resolve(request, interpreter, system, uv, stubs, deadline, say)
-        identity = _identity(request, interpreter, system, lock)
+        # Fast reuse: a request of exact pins only resolves the same way every time
+        # (floating pins, ranges and branches must be resolved again: they move).
+        known = self._known(request, interpreter, system)
+        if known is not None:
+            say(f"reusing environment {known.identity[:16]} (same exact pins)")
+            known.seconds = time.monotonic() - started
+            return known
+        travel = None
+        if request.as_of is not None:
+            travel = time_travel(request.as_of, request.pins, request.stack, request.index)
+            say(travel.line())
+        exclusions = travel.exclusions() if travel else ()
+        staged = None
+        if _installable_first(request):
+            # New exact request: install as raw uv would (one resolve, in `uv pip
+            # install`) into a relocatable venv, then name it by what it holds.
+            staged, lock = self._install_first(request, interpreter, uv, deadline, say, exclusions)
+        else:
+            lock = self._resolve(request, interpreter, system, uv, stubs, deadline, say, exclusions)
+        identity = _identity(request, interpreter, system, lock, exclusions)
         home = self.root / identity[:16]
         with _locked(self.root / f"{identity[:16]}.lock"):
             if (home / "complete").exists() and (home / "venv").exists():
+                if staged is not None:
+                    shutil.rmtree(staged, ignore_errors=True)
                 say(f"reusing environment {identity[:16]}")
                 packages = json.loads((home / "resolved.json").read_text())
-                return self._environment(home, identity, interpreter, packages, True, started)
+                self._remember(request, interpreter, system, identity, travel)
+                return self._environment(
+                    home, identity, interpreter, packages, True, started, travel
+                )
             if home.exists():
                 shutil.rmtree(home)  # an interrupted build: start over
             home.mkdir(parents=True)
             (home / "lock.txt").write_text(lock)
             (home / "request.json").write_text(
                 json.dumps(
-                    redact(_identity_document(request, interpreter, system, lock)),
+                    redact(_identity_document(request, interpreter, system, lock, exclusions)),
                     indent=2,
                     sort_keys=True,
                 )
             )
-            packages = self._install(request, interpreter, system, uv, home, deadline, say)
+            if staged is not None:
+                (staged / "venv").rename(home / "venv")
+                shutil.rmtree(staged, ignore_errors=True)
+                packages = _installed(lock) or self._install(
+                    request, interpreter, system, uv, home, deadline, say, synced=True
+                )
+            else:
+                packages = self._install(request, interpreter, system, uv, home, deadline, say)
             (home / "resolved.json").write_text(json.dumps(packages, indent=2, sort_keys=True))
             (home / "complete").write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-        return self._environment(home, identity, interpreter, packages, False, started)
+        self._remember(request, interpreter, system, identity, travel)
+        return self._environment(home, identity, interpreter, packages, False, started, travel)
+
+    def _install_first(
+        self,
+        request: EnvRequest,
+        interpreter: Interpreter,
+        uv: str,
+        deadline: float,
+        say: Log,
+        exclusions: tuple[tuple[str, str], ...],
+    ) -> tuple[Path, str]:
+        """venv + ``uv pip install`` into a staging folder; returns it and its lock
+        (``uv pip freeze``, sorted): the same steps as raw uv, plus one freeze."""
+        staging = self.root / "_staging" / f"{os.getpid()}-{threading.get_ident()}-{time.time_ns()}"
+        staging.mkdir(parents=True)
+        venv = staging / "venv"
+        python = str(venv / "bin" / "python")
+        requirements = [r for p in request.pins if (r := p.requirement())] + list(request.tooling)
+        install = [uv, "pip", "install", "-r", "-", "--python", python, *request.index.uv_args()]
+        if request.exclude_newer:
+            install += ["--exclude-newer", request.exclude_newer]
+        for package, cutoff in exclusions:
+            install += ["--exclude-newer-package", f"{package}={cutoff}"]
+        if request.overrides:
+            overrides = _write_overrides(self.root / "_overrides", request.overrides)
+            install += ["--override", str(overrides)]
+        say(f"installing: {' '.join(requirements)}")
+        steps = [
+            (
+                [
+                    uv,
+                    "venv",
+                    "--quiet",
+                    "--relocatable",
+                    "--python",
+                    interpreter.executable,
+                    str(venv),
+                ],
+                None,
+            ),
+            (install, "\n".join(requirements) + "\n"),
+            ([uv, "pip", "freeze", "--python", python], None),
+        ]
+        done = None
+        for cmd, given in steps:
+            done = procs.run(cmd, input=given, timeout=_remaining(deadline))
+            if done.timed_out or done.returncode != 0:
+                shutil.rmtree(staging, ignore_errors=True)
+                if done.timed_out:
+                    raise InstallError("timeout", "install timed out", redact_text(done.stderr))
+                stage = "resolve" if "No solution found" in done.stderr else "install"
+                raise InstallError(stage, uv_message(done.stderr), redact_text(done.stderr))
+        assert done is not None
+        lock = "".join(f"{line}\n" for line in sorted(done.stdout.splitlines()) if line.strip())
+        return staging, lock
+
+    # ------------------------------------------------------------ fast reuse
+
+    def _request_file(self, request: EnvRequest, interpreter: Interpreter, system: dict) -> Path:
+        key = hashlib.sha256(
+            json.dumps(_request_document(request, interpreter, system), sort_keys=True).encode()
+        ).hexdigest()
+        return self.root / "_requests" / f"{key[:24]}.json"
+
+    def _known(
+        self, request: EnvRequest, interpreter: Interpreter, system: dict
+    ) -> Environment | None:
+        """The environment an all-exact request was built as before, if it is complete."""
+        if not _exact(request):
+            return None
+        path = self._request_file(request, interpreter, system)
+        try:
+            saved = json.loads(path.read_text())
+            home = self.root / saved["identity"][:16]
+            if not (home / "complete").exists():
+                return None
+            packages = json.loads((home / "resolved.json").read_text())
+        except (OSError, ValueError, KeyError):
+            return None
+        travel = TimeTravel(**saved["time_travel"]) if saved.get("time_travel") else None
+        return self._environment(
+            home, saved["identity"], interpreter, packages, True, time.monotonic(), travel
+        )
+
+    def _remember(
+        self,
+        request: EnvRequest,
+        interpreter: Interpreter,
+        system: dict,
+        identity: str,
+        travel: TimeTravel | None,
+    ) -> None:
+        if not _exact(request):
+            return
+        path = self._request_file(request, interpreter, system)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        document = {"identity": identity, "time_travel": travel.__dict__ if travel else None}
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(document))
+        tmp.replace(path)
 
     # ------------------------------------------------------------------ steps
 
@@ -187,6 +333,7 @@ class EnvStore:
         stubs: Path,
         deadline: float,
         say: Log,
+        exclusions: tuple[tuple[str, str], ...] = (),
     ) -> str:
         requirements = [r for p in request.pins if (r := p.requirement())]
         args = [
@@ -203,6 +350,8 @@ class EnvStore:
         ]
         if request.exclude_newer:
             args += ["--exclude-newer", request.exclude_newer]
+        for package, cutoff in exclusions:
+            args += ["--exclude-newer-package", f"{package}={cutoff}"]
         if request.overrides:
             overrides = _write_overrides(stubs.parent / "_overrides", request.overrides)
             args += ["--override", str(overrides)]
@@ -237,21 +386,27 @@ class EnvStore:
         home: Path,
         deadline: float,
         say: Log,
+        *,
+        synced: bool = False,
     ) -> dict:
         venv = home / "venv"
         log_lines: list[str] = []
-        steps = [
-            [uv, "venv", "--quiet", "--python", interpreter.executable, str(venv)],
-            [
-                uv,
-                "pip",
-                "sync",
-                str(home / "lock.txt"),
-                "--python",
-                str(venv / "bin" / "python"),
-                *request.index.uv_args(),
-            ],
-        ]
+        steps = (
+            []
+            if synced
+            else [
+                [uv, "venv", "--quiet", "--python", interpreter.executable, str(venv)],
+                [
+                    uv,
+                    "pip",
+                    "sync",
+                    str(home / "lock.txt"),
+                    "--python",
+                    str(venv / "bin" / "python"),
+                    *request.index.uv_args(),
+                ],
+            ]
+        )
         for cmd in steps:
             say(" ".join(cmd[1:3]))
             done = procs.run(cmd, timeout=_remaining(deadline))
@@ -263,6 +418,12 @@ class EnvStore:
                 raise InstallError("install", uv_message(done.stderr), redact_text(done.stderr))
         overlay = home / "system-site"
         overlay.mkdir()
+        if not system:
+            listed = _lock_versions((home / "lock.txt").read_text())
+            if listed is not None:
+                # No system overlay and every line an exact pin: what sync installed is
+                # the lock, so no child process is needed to list it.
+                return {name: [version, "env"] for name, version in listed.items()}
         for info in system.values():
             for top in info["tops"]:
                 link = overlay / top
@@ -292,6 +453,7 @@ class EnvStore:
         packages: dict,
         reused: bool,
         started: float,
+        travel: TimeTravel | None = None,
     ) -> Environment:
         return Environment(
             root=home,
@@ -304,11 +466,16 @@ class EnvStore:
             reused=reused,
             seconds=time.monotonic() - started,
             interpreter=interpreter,
+            time_travel=travel,
         )
 
 
 def _identity_document(
-    request: EnvRequest, interpreter: Interpreter, system: dict, lock: str
+    request: EnvRequest,
+    interpreter: Interpreter,
+    system: dict,
+    lock: str,
+    exclusions: tuple[tuple[str, str], ...] = (),
 ) -> dict:
     return {
         "format": STORE_FORMAT,
@@ -321,12 +488,78 @@ def _identity_document(
         "env": sorted(request.env),
         # Only when set, so that the identity of every other environment stays as it was.
         **({"overrides": sorted(request.overrides)} if request.overrides else {}),
+        **({"exclude_newer_packages": sorted(exclusions)} if exclusions else {}),
     }
 
 
-def _identity(request: EnvRequest, interpreter: Interpreter, system: dict, lock: str) -> str:
-    document = _identity_document(request, interpreter, system, lock)
+def _identity(
+    request: EnvRequest,
+    interpreter: Interpreter,
+    system: dict,
+    lock: str,
+    exclusions: tuple[tuple[str, str], ...] = (),
+) -> str:
+    document = _identity_document(request, interpreter, system, lock, exclusions)
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+
+
+def _exact(request: EnvRequest) -> bool:
+    """Whether the request resolves the same way every time: exact pins (a git URL
+    at a full sha counts), no floating tooling beyond the cell's own."""
+    for pin in request.pins:
+        if pin.kind is PinKind.DIRECT:
+            if not re.search(r"@[0-9a-f]{40}$", pin.spec):
+                return False
+        elif pin.kind not in (PinKind.EXACT, PinKind.SYSTEM, PinKind.ABSENT):
+            return False
+    return True
+
+
+def _installable_first(request: EnvRequest) -> bool:
+    """A request that `uv pip install` can build directly: exact pins only, nothing
+    linked from the base interpreter or kept out (those need the resolver's
+    --no-emit-package and stubs)."""
+    return _exact(request) and all(
+        p.kind not in (PinKind.SYSTEM, PinKind.ABSENT) for p in request.pins
+    )
+
+
+def _installed(lock: str) -> dict | None:
+    listed = _lock_versions(lock)
+    return None if listed is None else {name: [v, "env"] for name, v in listed.items()}
+
+
+def _request_document(request: EnvRequest, interpreter: Interpreter, system: dict) -> dict:
+    """What an all-exact request is, before resolving: its fast-reuse key."""
+    return {
+        "format": STORE_FORMAT,
+        "pins": sorted(str(p.requirement() or f"{p.package}:{p.kind.value}") for p in request.pins),
+        "python": [interpreter.executable, interpreter.version, interpreter.implementation],
+        "system": {k: [v["version"], v["site"]] for k, v in sorted(system.items())},
+        "index": request.index.identity(),
+        "exclude_newer": request.exclude_newer,
+        "overrides": sorted(request.overrides),
+        "env": sorted(request.env),
+        "tooling": list(request.tooling),
+        "as_of": [request.as_of, list(request.stack)],
+    }
+
+
+_LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;#]+)\s*$")
+
+
+def _lock_versions(lock: str) -> dict[str, str] | None:
+    """name -> version of a lock of exact pins only (None when a line is not one)."""
+    found: dict[str, str] = {}
+    for line in lock.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", "-")):  # comments, --find-links lines
+            continue
+        match = _LOCK_LINE.match(line)
+        if match is None:
+            return None
+        found[re.sub(r"[-_.]+", "-", match.group(1)).lower()] = match.group(2)
+    return found
 
 
 def _write_overrides(folder: Path, overrides: tuple[str, ...]) -> Path:

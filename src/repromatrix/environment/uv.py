@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import platform
 import shutil
 import sys
 from dataclasses import dataclass
@@ -49,6 +51,16 @@ def find_interpreter(spec: str | None, uv: str) -> Interpreter:
     also where ``system`` packages are looked up."""
     if spec is None:
         executable = getattr(sys, "_base_executable", None) or sys.executable
+        if os.path.realpath(executable) == os.path.realpath(sys.executable) or sys.prefix != (
+            sys.base_prefix
+        ):
+            # This interpreter (or the base of the venv it runs in): the same build, so
+            # no child process is needed to ask its version (a cell's reuse path).
+            return Interpreter(
+                executable=executable,
+                version=platform.python_version(),
+                implementation=platform.python_implementation(),
+            )
     else:
         done = procs.run([uv, "python", "find", "--no-project", spec], timeout=120)
         if done.returncode != 0 or not done.stdout.strip():

@@ -493,6 +493,14 @@ def _combination(
     pins = tuple(sorted(part.pins.values(), key=lambda p: packages.index(p.package)))
     if not any(p.kind is not PinKind.ABSENT for p in pins):
         raise UserError(f"{name}: {key_path(where)}: combination {combo_id!r} pins no package")
+    as_of = s.get("as_of")
+    if as_of is not None and not as_of[:1].isdigit():
+        pinned = part.pins.get(as_of)
+        if pinned is None or pinned.kind is not PinKind.EXACT:
+            raise UserError(
+                f"{name}: {key_path((*where, 'as_of'))}: {as_of!r} needs an exact pin of "
+                f"{as_of} in combination {combo_id!r} (its release date is the date used)"
+            )
     return Combination(
         id=combo_id,
         tier=tier,
@@ -505,6 +513,8 @@ def _combination(
         exclude_newer=s.get("exclude_newer"),
         overrides=tuple(s.get("overrides") or ()),
         env=tuple(sorted((s.get("env") or {}).items())),
+        as_of=as_of,
+        stack=packages if as_of is not None else (),
         tags=tuple(s.get("tags") or ()),
         cases=tuple(s.get("cases") or ()),
         case_timeout=s.get("case_timeout") or DEFAULT_CASE_TIMEOUT,

@@ -86,6 +86,9 @@ class Settings(BaseModel):
     extra_index_urls: tuple[str, ...] | None = None
     find_links: tuple[str, ...] | None = None
     exclude_newer: str | None = None
+    # Time travel: the stack's other packages as of this date, or as of the upload
+    # of this package's pinned release (environment/as_of.py).
+    as_of: str | None = None
     # Requirements that replace what any package asks for (uv's --override), for a
     # release whose metadata cannot be met as published (unsloth 2026.10.9 requires a
     # certifi that no index has).
@@ -129,13 +132,24 @@ class Settings(BaseModel):
     @field_validator("exclude_newer")
     @classmethod
     def _is_date(cls, value: str | None) -> str | None:
-        if value is None:
-            return value
-        try:
-            (datetime if "T" in value else date).fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            raise ValueError(f"{value!r} is not an ISO date (2025-11-15) or datetime") from None
-        return value
+        return _checked_date(value)
+
+    @field_validator("as_of", mode="before")
+    @classmethod
+    def _yaml_date_is_text(cls, value: Any) -> Any:
+        # An unquoted 2024-11-22 reaches here as a date.
+        return value.isoformat() if isinstance(value, date) else value
+
+    @field_validator("as_of")
+    @classmethod
+    def _is_date_or_package(cls, value: str | None) -> str | None:
+        if value is None or value.strip().lower() == "none":
+            return None
+        if value[:1].isdigit():
+            return _checked_date(value)
+        if not re.match(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$", value):
+            raise ValueError(f"{value!r} is neither a date (2024-11-22) nor a package name")
+        return canonicalize_name(value)
 
     @field_validator("overrides")
     @classmethod
@@ -153,6 +167,16 @@ class Settings(BaseModel):
         if isinstance(value, float):
             raise ValueError(number_hint(value))
         return value
+
+
+def _checked_date(value: str | None) -> str | None:
+    if value is None:
+        return value
+    try:
+        (datetime if "T" in value else date).fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{value!r} is not an ISO date (2025-11-15) or datetime") from None
+    return value
 
 
 SETTING_KEYS = frozenset(Settings.model_fields)
@@ -186,6 +210,8 @@ class Combination:
     exclude_newer: str | None = None
     overrides: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    as_of: str | None = None
+    stack: tuple[str, ...] = ()  # the matrix's packages, what as_of applies to
     tags: tuple[str, ...] = ()
     cases: tuple[str, ...] = ()
     case_timeout: float = DEFAULT_CASE_TIMEOUT
