@@ -130,7 +130,7 @@ def test_reproducer_is_a_pep723_script_with_exact_pins() -> None:
         index={"index_url": "https://mirror.example/simple/", "extra_index_urls": ["https://x/"]},
         body=body,
         python="3.12",
-        exclude_newer="2026-01-01T00:00:00Z",
+        exclude_newer={"peft": "2024-11-18T22:12:57Z", "accelerate": "2024-11-18T22:12:57Z"},
         header="tiny-pkg 1.3.0 was bad\n",
     )
     block = text.split("# /// script\n", 1)[1].split("# ///\n", 1)[0]
@@ -140,7 +140,12 @@ def test_reproducer_is_a_pep723_script_with_exact_pins() -> None:
     assert metadata["tool"]["uv"] == {
         "index-url": "https://mirror.example/simple/",
         "extra-index-url": ["https://x/"],
-        "exclude-newer": "2026-01-01T00:00:00Z",
+        # The stack that travelled, per package: a global cutoff would cut off what
+        # exact pins (torch 2.13.0) need today.
+        "exclude-newer-package": {
+            "peft": "2024-11-18T22:12:57Z",
+            "accelerate": "2024-11-18T22:12:57Z",
+        },
     }
     assert text.count("# /// script") == 1, "the script's own block is replaced"
     assert text.endswith("import tiny_pkg\nprint(1)\n")

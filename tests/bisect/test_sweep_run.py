@@ -229,8 +229,10 @@ def test_a_case_probe_and_an_unpinned_import(tmp_path: Path, wheels: Path) -> No
     assert record.reproducers == {}, "no reproducer for a release that could not be tested"
 
 
-def test_as_of_is_refused_until_check_supports_it(tmp_path: Path, probe: Path) -> None:
-    with pytest.raises(UserError, match="--as-of 2026-01-01: sweep does not support it yet"):
+def test_as_of_a_package_nobody_pinned_is_refused_before_anything_runs(
+    tmp_path: Path, probe: Path
+) -> None:
+    with pytest.raises(UserError, match="--as-of accelerate: accelerate has no exact pin"):
         run_sweep(
             SweepOptions(
                 package=PACKAGE,
@@ -238,7 +240,7 @@ def test_as_of_is_refused_until_check_supports_it(tmp_path: Path, probe: Path) -
                 end="2.0.0",
                 probe=Probe(script=probe),
                 out=tmp_path / "out",
-                as_of="2026-01-01",
+                as_of="accelerate",
             )
         )
     assert not (tmp_path / "out").exists()

@@ -49,6 +49,7 @@ from repromatrix.bisect.sweep_report import (
 )
 from repromatrix.bisect.sweep_report import write as write_report
 from repromatrix.environment import IndexSettings
+from repromatrix.environment.as_of import dated_release, is_date
 from repromatrix.errors import UserError
 from repromatrix.gh import GitHub
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
@@ -81,9 +82,8 @@ class SweepOptions:
     install_timeout: float = 1800.0
     index: IndexSettings | None = None  # default: the user's configuration (or the wheelhouse)
     issue: int | None = None  # post sweep.md on this GitHub issue
-    # Hook for issue I's --as-of (uv's exclude-newer for every probe, and in the
-    # reproducers): check.py does not take a date yet, so a value is refused in plan()
-    # rather than silently ignored. The reproducers already write it.
+    # Time travel, as check and bisect take it (environment/as_of.py): PACKAGE (each
+    # release with the stack of its upload day), a DATE, or None for today's stack.
     as_of: str | None = None
 
 
@@ -174,8 +174,9 @@ def plan(options: SweepOptions) -> Plan:
     """Everything that can be wrong with the input, found before anything is built."""
     package = canonicalize_name(options.package)
     start, end = _version("--from", options.start), _version("--to", options.end)
-    if options.as_of is not None:
-        raise UserError(f"--as-of {options.as_of}: sweep does not support it yet")
+    as_of = options.as_of
+    if as_of is not None and not is_date(as_of) and canonicalize_name(as_of) != package:
+        dated_release(as_of, options.pins)  # a package held fixed needs an exact pin
     if options.jobs < 1:
         raise UserError(f"--jobs {options.jobs}: give 1 or more")
     if any(pin.package == package for pin in options.pins):
@@ -251,6 +252,7 @@ def run_sweep(
                 python=options.python,
                 env_dir=options.env_dir,
                 install_timeout=options.install_timeout,
+                as_of=options.as_of,
             ),
             workdir=checked.folder / "steps",
             name=str(version),
@@ -354,6 +356,7 @@ def _result(version: Version, observation: Observation, package: str) -> ResultR
         environment=extra.get("environment"),
         resolved=resolved,
         python=extra.get("python"),
+        as_of=extra.get("as_of"),
     )
 
 
@@ -414,9 +417,18 @@ def _reproducer(
         index=index,
         body=body,
         python=record.python,
-        exclude_newer=record.as_of,
+        exclude_newer=_travelled(result),
         header=header + "\n",
     )
+
+
+def _travelled(result: ResultRecord) -> dict[str, str]:
+    """The stack packages that travelled to this release's day, and that day: what the
+    reproducer gives uv as exclude-newer-package (a global cutoff would also cut off what
+    exact pins such as torch need today)."""
+    travelled = result.as_of or {}
+    date = travelled.get("date")
+    return {name: str(date) for name in travelled.get("packages") or []} if date else {}
 
 
 def _probe_record(probe: Probe) -> dict:

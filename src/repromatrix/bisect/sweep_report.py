@@ -44,6 +44,7 @@ class ResultRecord(BaseModel):
     environment: str | None = None  # identity (16 hex digits), None when not built
     python: str | None = None  # the environment's interpreter
     resolved: dict[str, str] = {}  # every distribution of the environment -> version
+    as_of: dict[str, Any] | None = None  # time travel: the date and what travelled
 
 
 class Range(BaseModel):
@@ -196,7 +197,7 @@ def reproducer(
     index: dict[str, Any],
     body: str,
     python: str | None = None,
-    exclude_newer: str | None = None,
+    exclude_newer: dict[str, str] | None = None,
     header: str = "",
 ) -> str:
     """A PEP 723 script: ``dependencies`` with the exact pins, ``[tool.uv]`` with the
@@ -216,8 +217,11 @@ def reproducer(
     for key, setting in (("extra_index_urls", "extra-index-url"), ("find_links", "find-links")):
         if index.get(key):
             uv.append(f"# {setting} = [{', '.join(map(_toml_string, index[key]))}]")
-    if exclude_newer:
-        uv.append(f"# exclude-newer = {_toml_string(exclude_newer)}")
+    if exclude_newer:  # per package, as the sweep's probe resolved them
+        table = ", ".join(
+            f"{_toml_string(k)} = {_toml_string(v)}" for k, v in exclude_newer.items()
+        )
+        uv.append(f"# exclude-newer-package = {{ {table} }}")
     if uv:
         lines += ["# [tool.uv]", *uv]
     lines.append("# ///")

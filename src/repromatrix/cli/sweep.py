@@ -16,6 +16,7 @@ from pathlib import Path
 from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
 from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
 from repromatrix.cli.bisect import _probe_options  # the probe options bisect and check share
+from repromatrix.environment.as_of import parse_as_of
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -45,6 +46,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="releases tested at once, each in its own environment (default: %(default)s)",
     )
     sweep.add_argument("--pre", action="store_true", help="include pre-releases")
+    sweep.add_argument(
+        "--as-of",
+        metavar="PACKAGE|DATE|none",
+        help="the rest of the stack as of a date, or of the upload of a package's pinned "
+        "release; the swept package: each release with the stack of its day "
+        "(default: none, today's stack)",
+    )
     sweep.add_argument(
         "--out",
         type=Path,
@@ -82,8 +90,7 @@ def run_command(args: argparse.Namespace) -> int | None:
         env_dir=args.env_dir,
         install_timeout=args.install_timeout,
         issue=args.issue,
-        # issue I's --as-of, once the probe options have it (sweep refuses it until then)
-        as_of=getattr(args, "as_of", None),
+        as_of=parse_as_of(args.as_of),
     )
     try:
         _record, code = run_sweep(options)
