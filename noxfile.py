@@ -23,7 +23,7 @@
     nox -s report [-- --results DIR --baseline FILE --issue N]
                                       re-render reports from stored results (runs nothing)
     nox -s tests                      the harness's own tests
-    nox -s lint                       ruff
+    nox -s lint                       ruff and the import-linter layers contract
 
 The noxfile reads matrix.yaml when it loads, to make one session per combination;
 the script block above lets nox install what that needs (nox's script mode).
