@@ -32,6 +32,12 @@ def tiers(body: str) -> str:
 VARIANTS = [
     # --- YAML itself
     Variant(
+        "impossible-unquoted-date",
+        tiers("  smoke:\n    - {id: a, transformers: '4.46.3', as_of: 2024-13-01}\n"),
+        "matrix.yaml:7",
+        "is not a date",
+    ),
+    Variant(
         "unclosed-flow-list",
         "schema: 1\npackages: [torch, transformers\ntiers: {}\n",
         "matrix.yaml:",

@@ -90,6 +90,20 @@ def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
 _UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 
 
+def _construct_timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    """An unquoted date YAML reads as one (``as_of: 2024-13-01``): a calendar mistake
+    is a syntax error at its line, not a ValueError from inside the YAML library."""
+    try:
+        return loader.construct_yaml_timestamp(node)
+    except ValueError as err:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{node.value!r} is not a date ({err})", node.start_mark
+        ) from None
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+
+
 def _read_matrix_text(path: Path) -> str:
     """The file's text; only a regular file of a sensible size (a FIFO would block
     the read forever)."""
