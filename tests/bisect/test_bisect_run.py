@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -384,3 +385,37 @@ def test_bad_jobs_and_as_of_exit_2_with_one_line(
     assert code == 2, err
     assert message in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("count", "listed", "expected"),
+    [
+        (2, ["GPU 0: H100", "GPU 1: H100"], ["0", "1"]),  # one GPU each
+        (2, ["GPU 0: a", "GPU 1: b", "GPU 2: c", "GPU 3: d"], ["0,2", "1,3"]),
+        (3, ["GPU 0: a", "GPU 1: b"], ["0", "1", "0"]),  # more probes than GPUs: turns
+        (2, [], [None, None]),  # a CPU host: what the process sees
+    ],
+)
+def test_parallel_probes_each_get_their_own_gpus(count, listed, expected, monkeypatch) -> None:
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert bisect_run.probe_devices(count, listed) == expected
+
+
+def test_a_probes_gpus_reach_its_script(tmp_path: Path) -> None:
+    """The CUDA_VISIBLE_DEVICES a round gives a probe is what its script sees."""
+    from repromatrix.bisect.check import CheckOptions, Probe, _run_script
+
+    script = tmp_path / "probe.py"
+    script.write_text(
+        "import os, sys\nsys.exit(0 if os.environ['CUDA_VISIBLE_DEVICES'] == '1,3' else 1)\n"
+    )
+    options = CheckOptions(pins=(), probe=Probe(script=script), visible_devices="1,3")
+
+    class Cell:  # the host's interpreter stands in for a built cell
+        python = Path(sys.executable)
+
+        def subprocess_env(self, extra=()):
+            return {**os.environ, **dict(extra)}
+
+    outcome, detail, _ = _run_script(Cell(), Probe(script=script), str, options.probe_env())
+    assert (outcome.value, detail) == ("good", "exit 0")

@@ -183,6 +183,14 @@ class CheckOptions:
     install_timeout: float = 1800.0
     as_of: str | None = None  # time travel (environment/as_of.py); None: today's stack
     stack: tuple[str, ...] = DEFAULT_PACKAGES
+    # CUDA_VISIBLE_DEVICES for the probe (parallel probes on a multi-GPU host, one GPU
+    # group each); None: what this process sees.
+    visible_devices: str | None = None
+
+    def probe_env(self) -> dict[str, str]:
+        return (
+            {} if self.visible_devices is None else {"CUDA_VISIBLE_DEVICES": self.visible_devices}
+        )
 
 
 Log = Callable[[str], None]
@@ -244,12 +252,14 @@ def check(
     probe = options.probe
     if probe.script is not None:
         places = machine_places(env=env.root, script=probe.script.parent)
-        outcome, detail, output = _run_script(env, probe, lambda t: shorten_paths(t, places))
+        outcome, detail, output = _run_script(
+            env, probe, lambda t: shorten_paths(t, places), options.probe_env()
+        )
         output = shorten_paths(redact_text(output), places)
         (workdir / f"{name}.run.log").write_text(output)
         extra["output_tail"] = output[-OUTPUT_TAIL:]
     else:
-        outcome, detail = _run_case(env, probe, workdir, name)
+        outcome, detail = _run_case(env, probe, workdir, name, options.probe_env())
     if outcome is ProbeOutcome.BAD and (
         missing := unpinned_import(detail, options.pins, lambda m: _distributions(env, m))
     ):
@@ -298,10 +308,13 @@ def _distributions(env: Environment, module: str) -> list[str]:
 
 
 def _run_script(
-    env: Environment, probe: Probe, shorten: Callable[[str], str]
+    env: Environment,
+    probe: Probe,
+    shorten: Callable[[str], str],
+    extra_env: dict[str, str] | None = None,
 ) -> tuple[ProbeOutcome, str, str]:
     assert probe.script is not None
-    done = run_script(env, probe.script, timeout=probe.timeout)
+    done = run_script(env, probe.script, timeout=probe.timeout, extra_env=extra_env or {})
     output = done.stdout + ("\n" if done.stdout and done.stderr else "") + done.stderr
     said = shorten(redact_text(last_line(done.stderr) or last_line(done.stdout)))
     if done.timed_out:
@@ -326,7 +339,13 @@ def _with(head: str, said: str) -> str:
     return f"{head}: {said}" if said else head
 
 
-def _run_case(env: Environment, probe: Probe, workdir: Path, name: str) -> tuple[ProbeOutcome, str]:
+def _run_case(
+    env: Environment,
+    probe: Probe,
+    workdir: Path,
+    name: str,
+    extra_env: dict[str, str] | None = None,
+) -> tuple[ProbeOutcome, str]:
     assert probe.case is not None
     records = workdir / f"{name}.records.jsonl"
     records.unlink(missing_ok=True)  # records of another environment are not ours
@@ -334,6 +353,7 @@ def _run_case(env: Environment, probe: Probe, workdir: Path, name: str) -> tuple
         env,
         probe.cases_root,
         case_timeout=probe.timeout,
+        extra_env=extra_env or {},
         log_path=workdir / f"{name}.run.log",
     )
     ran = runner.run([probe.case], records)

@@ -59,7 +59,7 @@ from repromatrix.environment import Environment, IndexSettings
 from repromatrix.environment.as_of import dated_release, is_date
 from repromatrix.environment.store import default_store_root
 from repromatrix.errors import UserError
-from repromatrix.execution import host
+from repromatrix.execution import host, scheduler
 from repromatrix.matrix import DEFAULT_PACKAGES
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
 from repromatrix.results import ResultsDir, utc_now
@@ -230,7 +230,7 @@ def _search(
     """k-section over ``walk`` (jobs 1: the sequential search), one real check per
     candidate, every step written to bisect.json as it ends."""
 
-    def oracle(candidate: Any) -> Observation:
+    def oracle(candidate: Any, devices: str | None = None) -> Observation:
         name = str(candidate)
         return check(
             CheckOptions(
@@ -242,6 +242,7 @@ def _search(
                 install_timeout=options.install_timeout,
                 as_of=as_of_for(candidate),
                 stack=options.stack,
+                visible_devices=devices,
             ),
             workdir=folder / "steps",
             name=name,
@@ -253,8 +254,9 @@ def _search(
         # probe are child processes; the store locks per identity).
         if len(candidates) == 1:
             return [oracle(candidates[0])]
+        devices = probe_devices(len(candidates), list(host.gpus()))
         with ThreadPoolExecutor(max_workers=len(candidates)) as pool:
-            return list(pool.map(oracle, candidates))
+            return list(pool.map(oracle, candidates, devices))
 
     def on_step(step: Step, most_left: int) -> None:
         record.steps.append(_step_record(step, record.package))
@@ -304,6 +306,16 @@ def _looks_like_sha(text: str) -> bool:
 
 def _store(options: BisectOptions) -> Path:
     return options.env_dir if options.env_dir is not None else default_store_root()
+
+
+def probe_devices(count: int, listed: list[str]) -> list[str | None]:
+    """CUDA_VISIBLE_DEVICES for each of a round's ``count`` probes: on a multi-GPU host
+    each its own GPU group (the scheduler's split, as `run --jobs N` gives combinations);
+    with more probes than GPUs they take turns round the groups; no GPU: None each."""
+    groups = scheduler.gpu_groups(count, scheduler.gpu_ids(listed))
+    if not groups:
+        return [None] * count
+    return [groups[i % len(groups)] for i in range(count)]
 
 
 def _commit_as_of(options: BisectOptions) -> Callable[[Commit], str | None]:
