@@ -171,10 +171,11 @@ def test_a_release_bisect_goes_on_into_commits(repo, tmp_path: Path) -> None:
             [uv_binary(), "build", "-q", "--wheel", "-o", str(wheels), str(checkout)],
             check=True,
         )
-    # The cell's tooling and the build backend, offline beside the two releases.
+    # The cell's tooling and the build backend, offline beside the two releases. pip
+    # from the base interpreter: a uv-made venv (nox's) has none of its own.
     subprocess.run(
         [
-            sys.executable,
+            getattr(sys, "_base_executable", None) or sys.executable,
             "-m",
             "pip",
             "download",
