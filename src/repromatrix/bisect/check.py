@@ -20,6 +20,7 @@ ends with the error's last line ("exit 1: RuntimeError: ..."), not only "exit 1"
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import re
 import tempfile
@@ -40,7 +41,7 @@ from repromatrix.execution.runner import CaseRecord, CaseRunner, run_script
 from repromatrix.matrix import DEFAULT_PACKAGES
 from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
 from repromatrix.outcomes import COLLECTION_ID
-from repromatrix.redact import machine_places, redact_text, shorten_paths
+from repromatrix.redact import machine_places, portable_path, redact_text, shorten_paths
 
 EXIT_CODES = {ProbeOutcome.GOOD: 0, ProbeOutcome.BAD: 1, ProbeOutcome.SKIP: 125}
 SCRIPT_SKIP = 125
@@ -141,6 +142,18 @@ class Probe:
         if not path or not (root / path).exists():
             raise UserError(f"--case {self.case}: no {path or 'file'} in {self.cases_root}")
         return Probe(case=self.case, cases_root=root, timeout=self.timeout)
+
+    def record(self) -> dict:
+        """The probe as bisect.json, sweep.json and culprit.json store it: the case, or
+        the script by a portable path and its sha256 (which script exactly ran)."""
+        if self.case is not None:
+            return {"case": self.case, "timeout": self.timeout}
+        assert self.script is not None
+        return {
+            "script": portable_path(self.script),
+            "sha256": hashlib.sha256(self.script.read_bytes()).hexdigest(),
+            "timeout": self.timeout,
+        }
 
     def defined(self) -> Probe:
         """The validated probe, whose case the file also defines (a test function or

@@ -121,7 +121,7 @@ def run_culprit(
         changed=[_change_dict(c) for c in changes],
         most_runs=most_runs(len(changes)),
         pins=[pin_text(p) for p in options.pins],
-        probe=_probe_record(probe),
+        probe=probe.record(),
         command=options.command,
         repromatrix=__version__,
     )
@@ -332,17 +332,6 @@ def _progress(console: Console, attempt: Attempt, total: int) -> None:
         f"({attempt.trial.detail[:160]}, {attempt.trial.seconds:.1f}s{cached})",
         highlight=False,
     )
-
-
-def _probe_record(probe: Probe) -> dict:
-    if probe.case is not None:
-        return {"case": probe.case, "timeout": probe.timeout}
-    assert probe.script is not None
-    return {
-        "script": _shown(str(probe.script)),
-        "sha256": hashlib.sha256(probe.script.read_bytes()).hexdigest(),
-        "timeout": probe.timeout,
-    }
 
 
 def _shown(source: str) -> str:

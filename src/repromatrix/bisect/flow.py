@@ -11,7 +11,6 @@ the verdict line to stdout. Exit status: 0 found, 1 could not conclude, 2 bad in
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shlex
 import time
@@ -168,7 +167,7 @@ def run_bisect(
         direction="up" if checked.walk[0] < checked.walk[-1] else "down",
         started=started,
         pins=[pin_text(p) for p in options.pins],
-        probe=_probe_record(checked.probe),
+        probe=checked.probe.record(),
         index=checked.index.describe(),
         pre=options.pre,
         command=reproduce_command(options, checked),
@@ -354,7 +353,7 @@ def _run_commits(
         direction="up" if walk[0].index < walk[-1].index else "down",
         started=utc_now(),
         pins=[pin_text(p) for p in options.pins],
-        probe=_probe_record(probe),
+        probe=probe.record(),
         index=index.describe(),
         command=_commit_command(options, probe),
         repromatrix=__version__,
@@ -559,17 +558,6 @@ def _step_record(step: Step[Version], package: str) -> StepRecord:
         round=step.round,
         as_of=(extra.get("as_of") or {}).get("date"),
     )
-
-
-def _probe_record(probe: Probe) -> dict:
-    if probe.case is not None:
-        return {"case": probe.case, "timeout": probe.timeout}
-    assert probe.script is not None
-    return {
-        "script": _shown_path(probe.script),
-        "sha256": hashlib.sha256(probe.script.read_bytes()).hexdigest(),
-        "timeout": probe.timeout,
-    }
 
 
 def reproduce_command(options: BisectOptions, checked: Plan) -> str:

@@ -19,7 +19,6 @@ the outcomes), 2 bad input.
 from __future__ import annotations
 
 import enum
-import hashlib
 import shlex
 import threading
 import time
@@ -229,7 +228,7 @@ def run_sweep(
         started=utc_now(),
         jobs=options.jobs,
         pins=[pin_text(p) for p in options.pins],
-        probe=_probe_record(checked.probe),
+        probe=checked.probe.record(),
         index=checked.index.describe(),
         as_of=options.as_of,
         command=reproduce_command(options, checked),
@@ -429,17 +428,6 @@ def _travelled(result: ResultRecord) -> dict[str, str]:
     travelled = result.as_of or {}
     date = travelled.get("date")
     return {name: str(date) for name in travelled.get("packages") or []} if date else {}
-
-
-def _probe_record(probe: Probe) -> dict:
-    if probe.case is not None:
-        return {"case": probe.case, "timeout": probe.timeout}
-    assert probe.script is not None
-    return {
-        "script": portable_path(probe.script),
-        "sha256": hashlib.sha256(probe.script.read_bytes()).hexdigest(),
-        "timeout": probe.timeout,
-    }
 
 
 def reproduce_command(options: SweepOptions, checked: Plan) -> str:
