@@ -95,6 +95,10 @@ class Project:
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
+            # As a terminal starts it: a shell that ran these tests in the background
+            # (`cmd &` without job control) leaves SIGINT ignored, and Python then never
+            # turns Ctrl-C into KeyboardInterrupt.
+            preexec_fn=_default_sigint,
         )
 
     def run(self, *extra: str, timeout: float = 240) -> subprocess.CompletedProcess:
@@ -163,6 +167,10 @@ def wait_for(condition: Callable[[], bool], timeout: float, what: str, step: flo
             return
         time.sleep(step)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def kill_group(proc: subprocess.Popen) -> None:
