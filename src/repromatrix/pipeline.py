@@ -90,13 +90,16 @@ def preflight(matrix: Matrix, options: RunOptions) -> None:
     cases_root = (options.cases or matrix.path.parent / "cases").resolve()
     if not cases_root.is_dir():
         raise UserError(f"{cases_root}: no cases folder (--cases)")
+    index = CaseIndex(cases_root)
     for selection in options.selection:
         target = selection.split("::", 1)[0]
-        found = (cases_root / target).resolve()
-        if not target or not found.is_relative_to(cases_root):
+        if not target or not (cases_root / target).resolve().is_relative_to(cases_root):
             raise UserError(f"{selection!r}: not a case in {cases_root.name}/")
-        if not found.exists():
-            raise UserError(f"{selection!r}: no such file in {cases_root.name}/")
+        # A case id that names no case (a typo in [defualt]) is refused here, not left
+        # to become a failing case that replaces the stored result.
+        problem = index.problem(selection)
+        if problem:
+            raise UserError(f"{selection!r}: {problem}")
     writable_folder(options.results, "--results", renamed=options.mode == "fresh")
     writable_folder(EnvStore(options.env_dir).root, "--env-dir")
     if options.mode != "fresh" and options.results.is_dir():
@@ -105,19 +108,6 @@ def preflight(matrix: Matrix, options: RunOptions) -> None:
         if options.mode == "resume":
             for records in sorted((options.results / "records").glob("*.jsonl")):
                 check_records(records)
-
-
-def check_selection(matrix: Matrix, options: RunOptions) -> None:
-    """A case id on the command line that names no case is one line (exit 2) before
-    anything runs, not a failing case that replaces the stored result."""
-    cases_root = options.cases or matrix.path.parent / "cases"
-    if not options.selection or not cases_root.is_dir():
-        return
-    index = CaseIndex(cases_root)
-    for case_id in options.selection:
-        problem = index.problem(case_id)
-        if problem:
-            raise UserError(f"selection: {case_id!r}: {problem}")
 
 
 def repro_command(combo: Combination, case_id: str | None = None, *, matrix: Path) -> str:
@@ -312,7 +302,6 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
     matrix = load_matrix(options.matrix, cases=options.cases)
     combos = select(matrix, options)
     preflight(matrix, options)
-    check_selection(matrix, options)
     # Registry and baseline are read now: bad input fails before the run, and a
     # baseline inside the results folder is read before a fresh run moves it aside.
     reporting = reporting_for(options)
