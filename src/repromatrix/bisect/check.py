@@ -25,7 +25,7 @@ import json
 import re
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -184,6 +184,23 @@ def _top_level_names(tree: ast.Module) -> set[str]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names |= {(a.asname or a.name).split(".")[0] for a in node.names}
     return names
+
+
+def searched_probe(
+    package: str, pins: Iterable[Pin], probe: Probe, *, as_of: str | None, searched: str
+) -> Probe:
+    """What every search over one package's versions (bisect, sweep) asks of its input
+    before anything is built: the package is not also pinned, an as-of package held
+    fixed has an exact pin (its date comes from it), and the probe exists (a case its
+    file defines). Returns the probe with absolute paths."""
+    pins = tuple(pins)
+    if any(pin.package == package for pin in pins):
+        raise UserError(
+            f"--pin: {package} is the package being {searched}; it cannot be pinned too"
+        )
+    if as_of is not None and canonicalize_name(as_of) != package and not is_date(as_of):
+        dated_release(as_of, pins)  # a package held fixed: it needs an exact pin
+    return probe.defined()
 
 
 @dataclass

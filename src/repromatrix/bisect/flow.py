@@ -26,7 +26,7 @@ from rich.console import Console
 
 from repromatrix import __version__
 from repromatrix.bisect.candidates import Listing, list_releases
-from repromatrix.bisect.check import CheckOptions, Probe, check
+from repromatrix.bisect.check import CheckOptions, Probe, check, searched_probe
 from repromatrix.bisect.commits import (
     Commit,
     History,
@@ -55,7 +55,6 @@ from repromatrix.bisect.search import (
     walk_between,
 )
 from repromatrix.environment import Environment, IndexSettings
-from repromatrix.environment.as_of import dated_release, is_date
 from repromatrix.environment.store import default_store_root
 from repromatrix.errors import UserError
 from repromatrix.execution import host, scheduler
@@ -115,14 +114,11 @@ def plan(options: BisectOptions) -> Plan:
         raise UserError(
             f"--good and --bad are the same version ({options.good}): nothing to bisect"
         )
-    if any(pin.package == package for pin in options.pins):
-        raise UserError(f"--pin: {package} is the package being bisected; it cannot be pinned too")
-    probe = options.probe.defined()
+    probe = searched_probe(
+        package, options.pins, options.probe, as_of=options.as_of, searched="bisected"
+    )
     if options.jobs < 1:
         raise UserError(f"--jobs {options.jobs}: must be at least 1")
-    as_of = options.as_of
-    if as_of is not None and canonicalize_name(as_of) != package and not is_date(as_of):
-        dated_release(as_of, options.pins)  # a package held fixed: it needs an exact pin
     if options.wheelhouse is not None:
         if not options.wheelhouse.is_dir():
             raise UserError(f"--wheelhouse {options.wheelhouse}: no such folder")
@@ -330,14 +326,11 @@ def _run_commits(
     options: BisectOptions, show: Console, say: Callable[[str], None]
 ) -> tuple[BisectRecord, int]:
     package = canonicalize_name(options.package)
-    if any(pin.package == package for pin in options.pins):
-        raise UserError(f"--pin: {package} is the package being bisected; it cannot be pinned too")
-    probe = options.probe.validated()
+    probe = searched_probe(
+        package, options.pins, options.probe, as_of=options.as_of, searched="bisected"
+    )
     if options.jobs < 1:
         raise UserError(f"--jobs {options.jobs}: must be at least 1")
-    as_of = options.as_of
-    if as_of is not None and canonicalize_name(as_of) != package and not is_date(as_of):
-        dated_release(as_of, options.pins)  # a package held fixed: it needs an exact pin
     assert options.git is not None
     found = history(options.git, options.good, options.bad, _store(options))
     walk = walk_between(found.commits, found.good, found.bad, options.find)

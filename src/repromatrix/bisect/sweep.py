@@ -33,7 +33,7 @@ from rich.console import Console
 
 from repromatrix import __version__
 from repromatrix.bisect.candidates import Listing, list_releases, sources
-from repromatrix.bisect.check import CheckOptions, Probe, check
+from repromatrix.bisect.check import CheckOptions, Probe, check, searched_probe
 from repromatrix.bisect.search import Observation, ProbeOutcome
 from repromatrix.bisect.sweep_report import (
     Range,
@@ -48,7 +48,6 @@ from repromatrix.bisect.sweep_report import (
 )
 from repromatrix.bisect.sweep_report import write as write_report
 from repromatrix.environment import IndexSettings
-from repromatrix.environment.as_of import dated_release, is_date
 from repromatrix.errors import UserError
 from repromatrix.gh import GitHub
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
@@ -173,14 +172,11 @@ def plan(options: SweepOptions) -> Plan:
     """Everything that can be wrong with the input, found before anything is built."""
     package = canonicalize_name(options.package)
     start, end = _version("--from", options.start), _version("--to", options.end)
-    as_of = options.as_of
-    if as_of is not None and not is_date(as_of) and canonicalize_name(as_of) != package:
-        dated_release(as_of, options.pins)  # a package held fixed needs an exact pin
     if options.jobs < 1:
         raise UserError(f"--jobs {options.jobs}: give 1 or more")
-    if any(pin.package == package for pin in options.pins):
-        raise UserError(f"--pin: {package} is the package being swept; it cannot be pinned too")
-    probe = options.probe.validated()
+    probe = searched_probe(
+        package, options.pins, options.probe, as_of=options.as_of, searched="swept"
+    )
     if options.wheelhouse is not None:
         if not options.wheelhouse.is_dir():
             raise UserError(f"--wheelhouse {options.wheelhouse}: no such folder")
