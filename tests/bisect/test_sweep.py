@@ -108,7 +108,7 @@ def test_portable_index_strips_credentials_and_local_paths() -> None:
         [
             ("index", "https://alice:s3cret-token@mirror.example/simple/"),
             ("index", "file:///home/someone/simple"),
-            ("find-links", "/opt/wheels"),
+            ("find-links", "/srv/wheelhouse"),
             ("find-links", "https://download.example/whl/cpu"),
         ]
     )
@@ -117,7 +117,7 @@ def test_portable_index_strips_credentials_and_local_paths() -> None:
         "find_links": ["https://download.example/whl/cpu"],
     }
     assert "alice" not in str(settings) and "s3cret" not in str(settings)
-    assert len(notes) == 2 and all("/home/someone" not in n and "/opt" not in n for n in notes)
+    assert len(notes) == 2 and all("/home/someone" not in n and "/srv" not in n for n in notes)
     # PyPI is uv's default: nothing to say.
     assert portable_index([("index", "https://pypi.org/simple/")]) == ({}, [])
 
