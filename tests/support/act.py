@@ -22,6 +22,7 @@ import platform
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import zipfile
@@ -102,6 +103,14 @@ def runner_bin(folder: Path, gh: GhDouble) -> Path:
     return folder
 
 
+def _free_port() -> int:
+    """A port free on 127.0.0.1 now: act's artifact server defaults to one fixed port,
+    so two runs at once (pytest -n, another worktree's tests) would collide."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 @dataclass
 class ActRun:
     returncode: int
@@ -176,6 +185,7 @@ def act_run(
         "-s", f"GITHUB_TOKEN={TOKEN}",
         "--no-cache-server",
         "--artifact-server-addr", "127.0.0.1",
+        "--artifact-server-port", str(_free_port()),
         "--artifact-server-path", str(folder / "artifacts"),
         "--action-offline-mode",
     ]  # fmt: skip

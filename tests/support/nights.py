@@ -89,6 +89,13 @@ class Scenario:
             path = self.repo / "cases" / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(textwrap.dedent(text))
+        ini = self.repo / "cases" / "pytest.ini"
+        if not ini.exists():
+            # As this repository's cases/pytest.ini: pytest's rootdir is cases/, so case
+            # ids are test_x.py::... (without it, pyproject.toml's [tool.pytest] makes
+            # them cases/test_x.py::..., and bisect refuses those).
+            ini.parent.mkdir(parents=True, exist_ok=True)
+            ini.write_text("[pytest]\n")
         registry = self.repo / "cases" / "known_issues.yaml"
         if known_issues is not None or not registry.exists():
             registry.parent.mkdir(parents=True, exist_ok=True)
