@@ -103,6 +103,14 @@ class Scenario:
         _git(self.repo, "add", "-A")
         _git(self.repo, "commit", "-q", "--allow-empty", "-m", message)
 
+    def copy_project(self, project: Path) -> None:
+        """Use a project's own matrix.yaml and cases/ (a dry run of its nightly) and commit."""
+        shutil.copy2(project / "matrix.yaml", self.repo / "matrix.yaml")
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+        shutil.copytree(project / "cases", self.repo / "cases", ignore=ignore, dirs_exist_ok=True)
+        _git(self.repo, "add", "-A")
+        _git(self.repo, "commit", "-q", "-m", "the project's matrix and cases")
+
     def night(self, *, tier: str, **inputs: str) -> ActRun:
         """One run of nightly.yml (repromatrix from the checkout, runner labels mapped
         to this machine); its nightly-results becomes a completed run for the next."""
