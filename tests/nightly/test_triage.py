@@ -68,6 +68,8 @@ def test_one_floating_pin_moved_to_a_newer_release_is_bisected() -> None:
         "case": CASE,
         "pins": "torch=system peft==0.17.1",
         "issue": "12",
+        "cell": "",  # triage() was given no cells: nothing to carry
+        "hunt": f"bisect:transformers:4.57.0:4.58.0:tf-latest:{CASE}",
     }
 
 
