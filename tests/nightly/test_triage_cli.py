@@ -197,7 +197,7 @@ def test_a_corrupt_baseline_is_said_and_tonight_judged_alone(nightly, tmp_path: 
 def test_gh_failing_is_one_line_after_the_triage_is_written(nightly) -> None:
     run, tonight, baseline = nightly
     done = run("--baseline", str(baseline), "--summary", str(tonight / "summary.md"), fail="issue")
-    calls, outputs, stderr = done
+    _calls, outputs, stderr = done
     assert outputs["new"] == "true"  # the step outputs are there for the red step
     assert json.loads((tonight / "triage.json").read_text())["gh_error"].startswith("gh issue")
     [line] = [x for x in stderr.splitlines() if x.strip()]
