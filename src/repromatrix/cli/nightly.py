@@ -11,6 +11,7 @@ repromatrix triage --results DIR [--baseline DIR] ...  verdicts (as `report`),
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from repromatrix.matrix.cell import cell_json
 from repromatrix.nightly import slices
 from repromatrix.nightly.baseline import fetch_baseline
 from repromatrix.nightly.follow import FollowOptions, follow_nightly
+from repromatrix.nightly.hunt_inputs import DEFAULT_RUNNER, check_inputs
 from repromatrix.redact import portable_path
 from repromatrix.results import Results, load_results
 from repromatrix.results.gather import merge
@@ -108,6 +110,21 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="step outputs file (default: $GITHUB_OUTPUT)",
     )
 
+    hunting = commands.add_parser(
+        "hunt-inputs",
+        help="check a hunt workflow's inputs (bisect.yml, culprit.yml) before a runner is taken",
+    )
+    hunting.add_argument("--workflow", choices=["bisect", "culprit"], required=True)
+    hunting.add_argument(
+        "--cases", type=Path, default=Path("cases"), help="the cases folder (default: cases)"
+    )
+    hunting.add_argument(
+        "--github-output",
+        type=Path,
+        default=Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None,
+        help="step outputs file (default: $GITHUB_OUTPUT): runner=<labels as JSON>",
+    )
+
     fetching = commands.add_parser(
         "baseline", help="download last night's nightly-results (the baseline) with gh"
     )
@@ -141,6 +158,8 @@ def run_command(args: argparse.Namespace) -> int | None:
         return _triage(args)
     if args.command == "baseline":
         return _baseline(args)
+    if args.command == "hunt-inputs":
+        return _hunt_inputs(args)
     return None
 
 
@@ -206,6 +225,30 @@ def _shown(path: Path | None) -> str:
     if path is None:
         return "cases/known_issues.yaml"
     return portable_path(path)
+
+
+def _hunt_inputs(args: argparse.Namespace) -> int:
+    """Reads HUNT_INPUTS (the workflow's ``toJSON(inputs)``) and the runner labels from
+    RUNNER_INPUT or the NIGHTLY_RUNNER_LABELS variable (RUNNER_VARIABLE)."""
+    try:
+        inputs = json.loads(os.environ.get("HUNT_INPUTS") or "{}")
+    except json.JSONDecodeError as err:
+        raise UserError(f"HUNT_INPUTS: not JSON ({err})") from None
+    if not isinstance(inputs, dict):
+        raise UserError("HUNT_INPUTS: not a JSON object of inputs")
+    runner, source = os.environ.get("RUNNER_INPUT", ""), "input runner"
+    if not runner:
+        runner, source = os.environ.get("RUNNER_VARIABLE", ""), "variable NIGHTLY_RUNNER_LABELS"
+    if not runner:
+        runner, source = DEFAULT_RUNNER, "the default runner labels"
+    labels = check_inputs(
+        args.workflow, inputs, runner=runner, runner_source=source, cases=args.cases
+    )
+    print(f"inputs checked; runner {labels}")
+    if args.github_output is not None:
+        with open(args.github_output, "a") as handle:
+            handle.write(f"runner={labels}\n")
+    return 0
 
 
 def _baseline(args: argparse.Namespace) -> int:
