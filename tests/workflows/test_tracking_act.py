@@ -77,7 +77,7 @@ def test_three_nights_pass_regression_fixed_and_the_bisect_answers(scenario: Sce
     assert closed["state"] == "closed"
     assert "### Fixed since the last run" in closed["body"]
     assert "back to pass / known-broken" in closed["comments"][-1]
-    assert [c["args"][:2] for c in gh.calls_to("issue", "close")] == [["issue", "close"]]
+    assert len(gh.calls_to("issue", "close")) == 1
 
 
 def test_a_culprit_hunt_names_the_package_and_its_first_bad_release(scenario: Scenario) -> None:
