@@ -117,3 +117,19 @@ def test_a_first_night_with_an_unregistered_failure_is_red_and_opens_the_issue(
     assert "no earlier completed nightly run (a first night)" in issue["body"]
     assert results_of(run)["combinations"][0]["verdict"] == "FAILING"
     assert scenario.gh.dispatches() == []  # nothing to bisect from: no passing side
+
+
+def test_a_gh_that_is_not_authenticated_costs_the_issue_never_the_results(
+    scenario: Scenario,
+) -> None:
+    """gh fails at every call: the baseline is one line, the results are uploaded
+    (before any gh call that could fail), and the triage step fails with one line."""
+    scenario.gh.set_fault(unauthenticated=True)
+    scenario.write(matrix=matrix("22.0"), cases={"test_legacy.py": LEGACY_VERSION_CASE})
+    run = scenario.night(tier="tiny")
+    assert run.returncode != 0
+    assert results_of(run)["combinations"][0]["verdict"] == "FAILING"  # uploaded all the same
+    assert "no baseline: listing earlier runs failed (gh run list failed:" in run.log
+    assert "repromatrix: error: gh issue list failed:" in run.log
+    assert "Traceback" not in run.log
+    assert scenario.gh.issues() == []
