@@ -133,3 +133,30 @@ def test_a_gh_that_is_not_authenticated_costs_the_issue_never_the_results(
     assert "repromatrix: error: gh issue list failed:" in run.log
     assert "Traceback" not in run.log
     assert scenario.gh.issues() == []
+
+
+@pytest.mark.parametrize(
+    ("changed", "line"),
+    [
+        ({"name": "../../x"}, "input name: '../../x' is not a folder name"),
+        ({"good": "packaging==21.3 six"}, "input good: 'six' is not a name==version pin"),
+        ({"runner": "self-hosted"}, "input runner: 'self-hosted' is not a JSON list"),
+        ({"case": "test_legacy.py::test_nope"}, "input case: 'test_legacy.py::test_nope'"),
+    ],
+)
+def test_a_malformed_dispatch_input_fails_with_one_line_naming_it(
+    scenario: Scenario, changed: dict[str, str], line: str
+) -> None:
+    scenario.write(matrix=matrix("21.3"), cases={"test_legacy.py": LEGACY_VERSION_CASE})
+    inputs = {
+        "good": "packaging==21.3",
+        "bad": "packaging==22.0",
+        "case": CASE_ID,
+        "name": "pk",
+        **changed,
+    }
+    run = scenario.dispatched({"workflow": "culprit.yml", "inputs": inputs})
+    assert run.returncode != 0
+    assert line in run.log, run.tail()
+    assert "Traceback" not in run.log
+    assert "Hunt the culprit" not in run.log  # no runner was taken for the hunt itself
