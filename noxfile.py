@@ -111,6 +111,7 @@ def check(session: nox.Session) -> None:
     harness(session, "check", *session.posargs)
 
 
+@nox.session(python=False)
 def culprit(session: nox.Session) -> None:
     """Which moved package broke it: -- --good-lock A --bad-lock B (--case ID | --script F)."""
     # Options: repromatrix culprit --help. Exit 0 found, 1 could not conclude, 2 bad input.
