@@ -51,7 +51,9 @@ def test_a_broken_matrix_is_one_line_and_a_non_zero_exit(repo_root, tmp_path):
     )
 
 
-@pytest.mark.parametrize("session", ["matrix", "tests", "lint", "bisect", "sweep", "check", "culprit"])
+@pytest.mark.parametrize(
+    "session", ["matrix", "tests", "lint", "bisect", "sweep", "check", "culprit"]
+)
 def test_named_sessions_have_a_description(repo_root, session):
     done = nox(repo_root, "-l", "--json", "-s", session)
     described = {s["session"]: s["description"] for s in json.loads(done.stdout)}
