@@ -11,7 +11,8 @@
 """Sessions of repromatrix. Thin: the logic lives in src/repromatrix.
 
     nox -s matrix [-- --tier smoke]   run a tier (default: smoke), reports in reports/latest/
-    nox -s <combination id> [-- CASE] run one combination (nox -l lists them, tagged by tier)
+    nox -s <combination id> [-- CASE]
+                                      run one combination (nox -l lists them, tagged by tier)
     nox -s bisect -- --package P --good V1 --bad V2 (--case ID | --script F.py) [--pin PKG==VER]
                                       the release of P where the case / script changed outcome
     nox -s sweep -- --package P --from V1 --to V2 (--case ID | --script F.py) [--releases R]
