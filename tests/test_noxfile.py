@@ -83,6 +83,24 @@ def test_culprit_session_calls_the_command(repo_root, tmp_path):
     assert "failed with exit code 2" in done.stderr
 
 
+def test_every_function_nothing_calls_is_a_session(repo_root):
+    """A top-level function the noxfile never calls is a session or dead code: culprit
+    lost its @nox.session once and `nox -s culprit` said 'Sessions not found'."""
+    import ast
+
+    tree = ast.parse((repo_root / "noxfile.py").read_text())
+    called = {
+        node.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    uncalled = {f.name for f in functions if f.name not in called}
+    done = nox(repo_root, "-l", "--json", "-k", "True")
+    sessions = {s["session"] for s in json.loads(done.stdout)}
+    assert uncalled and uncalled <= sessions, uncalled - sessions
+
+
 def test_installing_sessions_keep_pip_quiet(repo_root):
     """tests and lint install silently: pages of installer output only when it fails."""
     import ast
