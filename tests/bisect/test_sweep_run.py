@@ -136,7 +136,8 @@ def test_a_sweep_finds_every_flip_and_writes_reproducers(
     assert summary in text
     assert "**Non-monotone:**" in text
     assert "good → bad between 1.0.0 and 1.1.0" in text
-    assert "nox -s sweep -- --package repromatrix-sweep-fake --from 1.0.0 --to 2.0.0" in text
+    # No noxfile in the working folder: the command itself, not a nox session.
+    assert "repromatrix sweep --package repromatrix-sweep-fake --from 1.0.0 --to 2.0.0" in text
     assert "--script probe.py --jobs 2" in text
     for written in (text, json.dumps(data)):
         assert str(tmp_path) not in written
@@ -162,8 +163,11 @@ def test_a_sweep_finds_every_flip_and_writes_reproducers(
 
 
 def test_latest_patch_sweeps_the_newest_of_each_series(
-    tmp_path: Path, wheels: Path, probe: Path
+    tmp_path: Path, wheels: Path, probe: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)
+    # A noxfile with a bisect session (no sweep one): the narrowing bisect names it.
+    (tmp_path / "noxfile.py").write_text("import nox\n\n@nox.session\ndef bisect(session): ...\n")
     record, code = run_sweep(
         SweepOptions(
             package=PACKAGE,

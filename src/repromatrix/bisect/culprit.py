@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shlex
 import threading
 import time
 from collections.abc import Callable
@@ -36,6 +35,7 @@ from repromatrix.bisect.locks import Change, Lock, diff, lock_from_resolved, mix
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
+from repromatrix.matrix.sessions import command_line
 from repromatrix.outcomes import ProbeOutcome
 from repromatrix.results import ResultsDir, load_results, utc_now
 
@@ -353,4 +353,6 @@ def shown_path(path: Path) -> str:
 
 
 def reproduce_command(args: list[str]) -> str:
-    return "nox -s culprit -- " + shlex.join(args)
+    """The command that reruns this hunt from the working folder: the nox session where
+    its noxfile has one, else repromatrix itself."""
+    return command_line("culprit", args, folder=Path.cwd())

@@ -12,7 +12,6 @@ the verdict line to stdout. Exit status: 0 found, 1 could not conclude, 2 bad in
 from __future__ import annotations
 
 import re
-import shlex
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -60,6 +59,7 @@ from repromatrix.errors import UserError
 from repromatrix.execution import host, scheduler
 from repromatrix.matrix import DEFAULT_PACKAGES
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
+from repromatrix.matrix.sessions import command_line
 from repromatrix.results import ResultsDir, utc_now
 
 # Packages shown in bisect.md's environment line (all of them are in bisect.json):
@@ -498,7 +498,7 @@ def _commit_command(options: BisectOptions, probe: Probe) -> str:
         args += ["--as-of", "none"]
     if options.jobs != 1:
         args += ["--jobs", str(options.jobs)]
-    return "nox -s bisect -- " + shlex.join(args)
+    return command_line("bisect", args, folder=Path.cwd())
 
 
 def _safe(name: str) -> str:
@@ -557,8 +557,8 @@ def _step_record(step: Step[Version], package: str) -> StepRecord:
 
 def reproduce_command(options: BisectOptions, checked: Plan) -> str:
     """The command that reruns this bisect, without paths of this machine: the nox
-    session where a noxfile is at hand, else repromatrix itself (a project that
-    only installed the tool)."""
+    session where the working folder's noxfile has one, else repromatrix itself (a
+    project that only installed the tool)."""
     args = ["--package", checked.package, "--good", options.good, "--bad", options.bad]
     for pin in options.pins:
         args += ["--pin", pin_text(pin)]
@@ -579,9 +579,7 @@ def reproduce_command(options: BisectOptions, checked: Plan) -> str:
         args += ["--jobs", str(options.jobs)]
     if options.wheelhouse is not None:
         args += ["--wheelhouse", _shown_path(options.wheelhouse)]
-    if Path("noxfile.py").is_file():
-        return "nox -s bisect -- " + shlex.join(args)
-    return shlex.join(["repromatrix", "bisect", *args])
+    return command_line("bisect", args, folder=Path.cwd())
 
 
 def _shown_path(path: Path) -> str:

@@ -19,7 +19,6 @@ the outcomes), 2 bad input.
 from __future__ import annotations
 
 import enum
-import shlex
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -51,6 +50,7 @@ from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.gh import GitHub
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
+from repromatrix.matrix.sessions import command_line
 from repromatrix.redact import URL_CREDENTIALS, portable_path
 from repromatrix.results import ResultsDir, utc_now
 
@@ -331,7 +331,7 @@ def _narrow(transition: Transition, checked: Plan, options: SweepOptions) -> Non
     for pin in options.pins:
         args += ["--pin", pin_text(pin)]
     args += _probe_args(checked.probe)
-    transition.bisect = "nox -s bisect -- " + shlex.join(args)
+    transition.bisect = command_line("bisect", args, folder=Path.cwd())
 
 
 def _probe_args(probe: Probe) -> list[str]:
@@ -429,7 +429,8 @@ def _travelled(result: ResultRecord) -> dict[str, str]:
 
 
 def reproduce_command(options: SweepOptions, checked: Plan) -> str:
-    """The nox command that reruns this sweep, without paths of this machine."""
+    """The command that reruns this sweep, without paths of this machine: the nox
+    session where the working folder's noxfile has one, else repromatrix itself."""
     args = ["--package", checked.package, "--from", options.start, "--to", options.end]
     if options.releases is not Releases.ALL:
         args += ["--releases", options.releases.value]
@@ -442,4 +443,4 @@ def reproduce_command(options: SweepOptions, checked: Plan) -> str:
         args.append("--pre")
     if options.wheelhouse is not None:
         args += ["--wheelhouse", portable_path(options.wheelhouse)]
-    return "nox -s sweep -- " + shlex.join(args)
+    return command_line("sweep", args, folder=Path.cwd())
