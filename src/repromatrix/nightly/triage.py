@@ -27,12 +27,13 @@ Nothing here talks to GitHub: see github.py.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from repromatrix.matrix.sessions import command_line
 from repromatrix.outcomes import FAILURES, Verdict
 from repromatrix.results import CaseResult, CombinationResult, Results, Transition
 from repromatrix.verdicts import changed_packages, judge
@@ -130,7 +131,9 @@ class CulpritRequest:
             args += ["--pin", pin]
         if self.cell:
             args += ["--cell", self.cell]
-        return "nox -s culprit -- " + " ".join(shlex.quote(a) for a in args)
+        # nox runs a session from its noxfile's folder; the results folders triage
+        # names are relative to where it runs.
+        return command_line("culprit", args, folder=Path.cwd())
 
 
 @dataclass
