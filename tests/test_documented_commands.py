@@ -321,11 +321,6 @@ def test_lines_the_tool_writes_without_a_noxfile_are_repromatrix_commands(
     assert not [c for c in commands if c.text.startswith("nox")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nightly/triage.py's CulpritRequest.command still says `nox -s culprit` "
-    "everywhere; it is to call repromatrix.matrix.sessions.command_line (the lead's branch)",
-)
 def test_triage_says_repromatrix_culprit_where_no_noxfile_has_the_session(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -203,6 +203,16 @@ def searched_probe(
     return probe.defined()
 
 
+@dataclass(frozen=True)
+class CellSettings:
+    """What a combination sets for its cell beyond pins and indexes (``--cell``, a
+    nightly hunt): uv's overrides and the variables its probe runs with. Both are
+    part of the environment's identity, as in a matrix run."""
+
+    overrides: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+
+
 @dataclass
 class CheckOptions:
     pins: tuple[Pin, ...]
@@ -216,11 +226,13 @@ class CheckOptions:
     # CUDA_VISIBLE_DEVICES for the probe (parallel probes on a multi-GPU host, one GPU
     # group each); None: what this process sees.
     visible_devices: str | None = None
+    cell: CellSettings = field(default_factory=CellSettings)
 
     def probe_env(self) -> dict[str, str]:
-        return (
-            {} if self.visible_devices is None else {"CUDA_VISIBLE_DEVICES": self.visible_devices}
-        )
+        env = dict(self.cell.env)
+        if self.visible_devices is not None:
+            env["CUDA_VISIBLE_DEVICES"] = self.visible_devices
+        return env
 
 
 Log = Callable[[str], None]
@@ -249,6 +261,8 @@ def check(
         index=options.index,
         as_of=options.as_of,
         stack=options.stack if options.as_of else (),
+        overrides=options.cell.overrides,
+        env=options.cell.env,
     )
     try:
         env = EnvStore(options.env_dir).build(

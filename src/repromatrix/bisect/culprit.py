@@ -19,14 +19,14 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 from rich.console import Console
 
 from repromatrix import __version__
-from repromatrix.bisect.check import CheckOptions, Probe, check
+from repromatrix.bisect.check import CellSettings, CheckOptions, Probe, check
 from repromatrix.bisect.culprit_report import CulpritRecord, CulpritStep, verdict_line
 from repromatrix.bisect.culprit_report import write as write_report
 from repromatrix.bisect.ddmin import Attempt, DdminResult, Outcome, Status, Trial, ddmin, most_runs
@@ -61,6 +61,7 @@ class CulpritOptions:
     install_timeout: float = 1800.0
     index: IndexSettings | None = None
     command: str = ""  # the command that reruns it (cli builds it)
+    cell: CellSettings = field(default_factory=CellSettings)  # --cell: overrides, env
 
 
 def locks_from_results(good: Path, bad: Path, combination: str) -> tuple[Lock, Lock]:
@@ -147,6 +148,7 @@ def run_culprit(
                     python=options.python,
                     env_dir=options.env_dir,
                     install_timeout=options.install_timeout,
+                    cell=options.cell,
                 ),
                 workdir=folder / "steps",
                 name=f"step-{step:02d}",
@@ -262,6 +264,7 @@ def _bisect_releases(
                 env_dir=options.env_dir,
                 install_timeout=options.install_timeout,
                 index=index,
+                cell=options.cell,
             ),
             console=show,
             say=lambda line: show.print(f"release bisect: {line}", highlight=False),

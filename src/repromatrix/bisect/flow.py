@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from rich.console import Console
 
 from repromatrix import __version__
 from repromatrix.bisect.candidates import Listing, list_releases
-from repromatrix.bisect.check import CheckOptions, Probe, check, searched_probe
+from repromatrix.bisect.check import CellSettings, CheckOptions, Probe, check, searched_probe
 from repromatrix.bisect.commits import (
     Commit,
     History,
@@ -89,6 +89,7 @@ class BisectOptions:
     stack: tuple[str, ...] = DEFAULT_PACKAGES
     jobs: int = 1  # candidates tested at once (k-section)
     git: str | None = None  # the package's repository: bisect its commits too
+    cell: CellSettings = field(default_factory=CellSettings)  # --cell: overrides, env
 
 
 @dataclass
@@ -238,6 +239,7 @@ def _search(
                 as_of=as_of_for(candidate),
                 stack=options.stack,
                 visible_devices=devices,
+                cell=options.cell,
             ),
             workdir=folder / "steps",
             name=name,

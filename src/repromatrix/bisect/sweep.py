@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -32,7 +32,7 @@ from rich.console import Console
 
 from repromatrix import __version__
 from repromatrix.bisect.candidates import Listing, list_releases, sources
-from repromatrix.bisect.check import CheckOptions, Probe, check, searched_probe
+from repromatrix.bisect.check import CellSettings, CheckOptions, Probe, check, searched_probe
 from repromatrix.bisect.search import Observation, ProbeOutcome
 from repromatrix.bisect.sweep_report import (
     Range,
@@ -83,6 +83,7 @@ class SweepOptions:
     # Time travel, as check and bisect take it (environment/as_of.py): PACKAGE (each
     # release with the stack of its upload day), a DATE, or None for today's stack.
     as_of: str | None = None
+    cell: CellSettings = field(default_factory=CellSettings)  # --cell: overrides, env
 
 
 @dataclass
@@ -248,6 +249,7 @@ def run_sweep(
                 env_dir=options.env_dir,
                 install_timeout=options.install_timeout,
                 as_of=options.as_of,
+                cell=options.cell,
             ),
             workdir=checked.folder / "steps",
             name=str(version),

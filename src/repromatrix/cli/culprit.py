@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
+from repromatrix.bisect.check import Probe
 from repromatrix.bisect.culprit import (
     CulpritOptions,
     locks_from_results,
@@ -22,7 +22,10 @@ from repromatrix.bisect.culprit import (
     shown_path,
 )
 from repromatrix.bisect.locks import read_lock
-from repromatrix.cli.bisect import _probe_options  # --case/--script/--pin ... as bisect has them
+from repromatrix.cli.bisect import (  # --case/--script/--pin/--cell ... as bisect has them
+    _probe_options,
+    cell_options,
+)
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 
@@ -96,28 +99,32 @@ def run_command(args: argparse.Namespace) -> int | None:
             "give --good-lock A --bad-lock B, or --good-results DIR --bad-results DIR "
             "--combination ID"
         )
-    pins = unique_pins([parse_pin_option(p) for p in args.pin])
+    if args.wheelhouse is not None and not args.wheelhouse.is_dir():
+        raise UserError(f"--wheelhouse {args.wheelhouse}: no such folder")
+    wheelhouse = IndexSettings.offline(str(args.wheelhouse.resolve())) if args.wheelhouse else None
+    cell = cell_options(args, held_only=True, index=wheelhouse)
     probe = Probe(case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout)
     probe_args = ["--case", args.case] if args.case else ["--script", shown_path(args.script)]
     shown = [*origin, *probe_args]
     for pin in args.pin:
         shown += ["--pin", pin]
-    if args.wheelhouse is not None and not args.wheelhouse.is_dir():
-        raise UserError(f"--wheelhouse {args.wheelhouse}: no such folder")
+    if args.cell:
+        shown += ["--cell", args.cell]
     options = CulpritOptions(
         good=good,
         bad=bad,
         probe=probe,
-        pins=pins,
+        pins=cell.pins,
         name=args.name,
         jobs=args.jobs,
         releases=not args.no_release_bisect,
         out=args.out,
-        python=args.python,
+        python=cell.python,
         env_dir=args.env_dir,
         install_timeout=args.install_timeout,
-        index=IndexSettings.offline(str(args.wheelhouse.resolve())) if args.wheelhouse else None,
+        index=cell.index,
         command=reproduce_command(shown),
+        cell=cell.settings,
     )
     try:
         _record, code = run_culprit(options)

@@ -13,9 +13,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
+from packaging.utils import canonicalize_name
+
+from repromatrix.bisect.check import Probe
 from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
-from repromatrix.cli.bisect import _probe_options  # the probe options bisect and check share
+from repromatrix.cli.bisect import (  # the probe options bisect and check share
+    _probe_options,
+    cell_options,
+)
 from repromatrix.environment.as_of import parse_as_of
 
 
@@ -73,6 +78,7 @@ def run_command(args: argparse.Namespace) -> int | None:
     """Run ``sweep``; None for any other command."""
     if args.command != "sweep":
         return None
+    cell = cell_options(args, searched=canonicalize_name(args.package))
     options = SweepOptions(
         package=args.package,
         start=args.start,
@@ -80,13 +86,15 @@ def run_command(args: argparse.Namespace) -> int | None:
         probe=Probe(
             case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout
         ),
-        pins=unique_pins([parse_pin_option(p) for p in args.pin]),
+        pins=cell.pins,
+        index=cell.index,
+        cell=cell.settings,
         releases=Releases(args.releases),
         jobs=args.jobs,
         pre=args.pre,
         wheelhouse=args.wheelhouse,
         out=args.out,
-        python=args.python,
+        python=cell.python,
         env_dir=args.env_dir,
         install_timeout=args.install_timeout,
         issue=args.issue,
