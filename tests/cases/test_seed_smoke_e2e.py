@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -97,9 +98,12 @@ def _the_nightly_hunt_names_unsloth_zoo(
             {"schema": 1, "packages": list(real.packages), "tiers": {"nightly-cpu": [entry]}}
         )
     )
-    for case_file in (repo_root / "cases").iterdir():
-        if case_file.suffix == ".py" or case_file.name == "pytest.ini":
-            (project / "cases" / case_file.name).write_bytes(case_file.read_bytes())
+    shutil.copytree(
+        repo_root / "cases",
+        project / "cases",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__pycache__", "known_issues.yaml"),
+    )
     (project / "cases" / "known_issues.yaml").write_text("[]\n")
     good = _night(results, GREEN, tmp_path / "last-night")
     bad = _night(results, RED, tmp_path / "tonight")
