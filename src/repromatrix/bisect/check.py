@@ -13,8 +13,20 @@ An environment that cannot be built with the pins is untestable (skip), as in
 git bisect: it says nothing about the behaviour being looked for. So is a probe
 that dies importing a package nobody pinned (ModuleNotFoundError / ImportError
 naming a module of no pinned package): the environment lacks what the probe
-needs, and calling that "bad" would bisect the wrong bug. A failure's detail
-ends with the error's last line ("exit 1: RuntimeError: ..."), not only "exit 1".
+needs, and calling that "bad" would bisect the wrong bug.
+
+A script step's detail is the exit status and the probe's own reason, chosen in
+this order (``probe_reason``):
+
+1. the script died of an uncaught exception (exit 1, a traceback on stderr): the
+   exception's line, ``exit 1: RuntimeError: ...`` (whatever it printed before was
+   progress, not a verdict);
+2. else the last non-empty line it printed on stdout: the verdict line a probe
+   prints, ``exit 1: bad: checkpoint called without use_reentrant``;
+3. else the last line of stderr that is no warning's (``sys.exit("diverged")``).
+
+A warning's lines (``file.py:12: FutureWarning: ...`` and the source line under
+it) never stand in for the reason: libraries print them on every import.
 """
 
 from __future__ import annotations
@@ -346,11 +358,11 @@ def _run_script(
     assert probe.script is not None
     done = run_script(env, probe.script, timeout=probe.timeout, extra_env=extra_env or {})
     output = done.stdout + ("\n" if done.stdout and done.stderr else "") + done.stderr
-    said = shorten(redact_text(last_line(done.stderr) or last_line(done.stdout)))
+    said = shorten(redact_text(probe_reason(done.returncode, done.stdout, done.stderr)))
     if done.timed_out:
-        return ProbeOutcome.BAD, f"timed out after {probe.timeout:.0f} s", output
+        return ProbeOutcome.BAD, _with(f"timed out after {probe.timeout:.0f} s", said), output
     if done.returncode == 0:
-        return ProbeOutcome.GOOD, "exit 0", output
+        return ProbeOutcome.GOOD, _with("exit 0", said), output
     if done.returncode == SCRIPT_SKIP:
         return ProbeOutcome.SKIP, _with(f"exit {SCRIPT_SKIP}: untestable", said), output
     if done.returncode < 0:
@@ -358,11 +370,52 @@ def _run_script(
     return ProbeOutcome.BAD, _with(f"exit {done.returncode}", said), output
 
 
-def last_line(text: str) -> str:
-    """The last non-blank line of a program's output, one line of at most 300
-    characters: a traceback's last line is the error itself."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    return _one_line(lines[-1]) if lines else ""
+# "path/to/file.py:441: FutureWarning: message" (warnings.formatwarning's first line)
+_WARNING = re.compile(r"^\S.*:\d+: \w*Warning: ")
+_TRACEBACK = "Traceback (most recent call last):"
+
+
+def probe_reason(returncode: int, stdout: str, stderr: str) -> str:
+    """What a script said about its outcome, one line (the order is the module's
+    docstring's): an uncaught exception's line, else its last stdout line, else its
+    last stderr line that is no warning's."""
+    if returncode == 1 and (raised := _uncaught(stderr)):
+        return _one_line(raised)
+    printed = [line for line in stdout.splitlines() if line.strip()]
+    if printed:
+        return _one_line(printed[-1])
+    said = _unwarned(stderr)
+    return _one_line(said[-1]) if said else ""
+
+
+def _uncaught(stderr: str) -> str:
+    """The exception line of the last traceback on stderr ("RuntimeError: ..."):
+    the first line after its header that is not a frame (frames are indented)."""
+    lines = stderr.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith(_TRACEBACK)]
+    if not starts:
+        return ""
+    for line in lines[starts[-1] + 1 :]:
+        if line.strip() and not line[0].isspace() and not _WARNING.match(line):
+            return line
+    return ""
+
+
+def _unwarned(stderr: str) -> list[str]:
+    """stderr's non-empty lines without the warnings: a warning's line and the
+    indented source line under it."""
+    kept: list[str] = []
+    in_warning = False
+    for line in stderr.splitlines():
+        if _WARNING.match(line):
+            in_warning = True
+            continue
+        if in_warning and line[:1].isspace():
+            continue
+        in_warning = False
+        if line.strip():
+            kept.append(line)
+    return kept
 
 
 def _with(head: str, said: str) -> str:
