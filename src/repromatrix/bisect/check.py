@@ -31,10 +31,10 @@ it) never stand in for the reason: libraries print them on every import.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import re
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -50,7 +50,7 @@ from repromatrix.environment import Environment, EnvRequest, EnvStore, IndexSett
 from repromatrix.environment.as_of import dated_release, is_date
 from repromatrix.errors import UserError
 from repromatrix.execution.runner import CaseRecord, CaseRunner, run_script
-from repromatrix.matrix import DEFAULT_PACKAGES
+from repromatrix.matrix import DEFAULT_PACKAGES, CaseIndex
 from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
 from repromatrix.outcomes import COLLECTION_ID
 from repromatrix.redact import machine_places, portable_path, redact_text, shorten_paths
@@ -167,35 +167,34 @@ class Probe:
             "timeout": self.timeout,
         }
 
-    def defined(self) -> Probe:
-        """The validated probe, whose case the file also defines (a test function or
-        class named by its node id, read from the source: nothing is imported). A
-        bisect over a case that does not exist could only end "could not conclude"."""
+    def defined(self, say: Callable[[str], None] | None = None) -> Probe:
+        """The validated probe, whose case the file also defines: the test function
+        or class, and the ``[param]`` id when the parametrize marks can be read
+        (matrix/case_ids.py; read from the source, nothing is imported). A search
+        over a case that does not exist could only end "could not conclude", and
+        ``check`` would answer "untestable" at every commit of a git bisect run.
+        Parameter ids made at collection time cannot be checked: ``say`` gets one
+        line that says so (stderr by default), and the id is kept."""
         probe = self.validated()
         if probe.case is None or "::" not in probe.case:
             return probe
-        path, name = probe.case.split("::")[:2]
-        name = name.split("[", 1)[0]
+        path = probe.case.split("::", 1)[0]
         try:
-            tree = ast.parse((probe.cases_root / path).read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, UnicodeDecodeError, ValueError) as err:
+            (probe.cases_root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
             raise UserError(f"--case {self.case}: cannot read {path} ({err})") from None
-        if name not in _top_level_names(tree):
-            raise UserError(f"--case {self.case}: {path} defines no {name!r}")
+        index = CaseIndex(probe.cases_root)
+        problem = index.problem(probe.case)
+        if problem:
+            raise UserError(f"--case {self.case}: {problem}")
+        unchecked = index.unchecked_param(probe.case)
+        if unchecked:
+            line = (
+                f"note: --case {self.case}: its parameter id cannot be checked before "
+                f"it runs ({unchecked})"
+            )
+            (say or (lambda text: print(text, file=sys.stderr)))(line)
         return probe
-
-
-def _top_level_names(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {t.id for t in targets if isinstance(t, ast.Name)}
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return names
 
 
 def searched_probe(
@@ -479,7 +478,7 @@ def _one_line(text: str, limit: int = 300) -> str:
 def run_check(options: CheckOptions, *, say: Log = print, tell: Log = print) -> int:
     """``repromatrix check``: one verdict as git bisect run's exit code; what the run
     printed goes to ``say``, the verdict line to ``tell``."""
-    probe = options.probe.validated()
+    probe = options.probe.defined(say)
     if options.as_of is not None and not is_date(options.as_of):
         dated_release(options.as_of, options.pins)  # bad input: before anything is built
     options = replace(options, probe=probe)

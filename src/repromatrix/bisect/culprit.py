@@ -99,7 +99,7 @@ def run_culprit(
 ) -> tuple[CulpritRecord, int]:
     """Run the hunt; returns the record written and the exit status."""
     show = console or Console(stderr=True)
-    probe = options.probe.validated()
+    probe = options.probe.defined(lambda line: show.print(line, highlight=False))
     if options.jobs < 1:
         raise UserError(f"--jobs {options.jobs}: must be 1 or more")
     held = frozenset(pin.package for pin in options.pins)
