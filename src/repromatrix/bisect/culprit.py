@@ -26,7 +26,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 from rich.console import Console
 
-from repromatrix import __version__
+from repromatrix import __version__, procs
 from repromatrix.bisect.check import CheckOptions, Probe, check
 from repromatrix.bisect.culprit_report import CulpritRecord, CulpritStep, verdict_line
 from repromatrix.bisect.culprit_report import write as write_report
@@ -99,6 +99,7 @@ def run_culprit(
 ) -> tuple[CulpritRecord, int]:
     """Run the hunt; returns the record written and the exit status."""
     show = console or Console(stderr=True)
+    procs.reset_cancelled()
     probe = options.probe.defined(lambda line: show.print(line, highlight=False))
     if options.jobs < 1:
         raise UserError(f"--jobs {options.jobs}: must be 1 or more")
@@ -191,6 +192,7 @@ def run_culprit(
             if result.status is Status.FOUND and len(result.culprits) == 1 and options.releases:
                 _bisect_releases(record, result, options, by_name, probe, index, folder, show)
         except BaseException:
+            procs.cancel_all()  # probes in other threads (--jobs N) stop with the hunt
             record.status, record.finished = "interrupted", utc_now()
             save()
             raise

@@ -4,7 +4,8 @@
                       [--releases all|latest-patch|first-and-last-patch] [--pin PKG==VER ...]
                       [--jobs N] [--pre] [--wheelhouse DIR] [--issue N]
 
-Exit status: 0 done (whatever the outcomes), 2 bad input.
+Exit status: 0 done (whatever the outcomes), 1 nothing could be tested (every
+release untestable), 2 bad input; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         description="Test each selected release of one package between --from and --to, each "
         "in its own environment, and collapse the outcomes into ranges. Writes "
         "reports/sweep/<package>-<from>-<to>/sweep.json, sweep.md and a reproducer script "
-        "per bad release. Exit status: 0 done, 2 bad input.",
+        "per bad release. Exit status: 0 done, 1 nothing could be tested (every release "
+        "untestable), 2 bad input.",
     )
     sweep.add_argument("--package", required=True, help="the package whose releases are swept")
     sweep.add_argument("--from", dest="start", required=True, metavar="VERSION", help="one end")
