@@ -20,7 +20,7 @@ import shlex
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -77,6 +77,40 @@ def locks_from_results(good: Path, bad: Path, combination: str) -> tuple[Lock, L
     return locks[0], locks[1]
 
 
+# A report folder's name: one folder inside --out, nothing a shell or a URL trips on.
+_FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
+
+
+def checked_name(name: str | None) -> str | None:
+    """--name as given, when it names one folder inside --out; bad input otherwise
+    (``../../x`` would write the report outside it)."""
+    if name is None or name == "":
+        return None
+    if not _FOLDER_NAME.fullmatch(name) or ".." in name:
+        raise UserError(
+            f"--name {name!r}: not a folder name (letters, digits, '.', '_', '+', '-'; "
+            "no '/' or '..'; at most 100 characters)"
+        )
+    return name
+
+
+def lock_index(base: IndexSettings, *locks: Lock) -> IndexSettings:
+    """The indexes the locks were resolved from, over ``base`` (the user's
+    configuration, or --wheelhouse): the first lock's --index-url replaces the default
+    index, another lock's different one is added as an extra index; extra indexes and
+    find-links of both come first. A lock's --no-index keeps only find-links."""
+    urls = [lock.index.index_url for lock in locks if lock.index.index_url]
+    extra = tuple(dict.fromkeys([*urls[1:], *(u for k in locks for u in k.index.extra_index_urls)]))
+    merged = base.overlaid(
+        index_url=urls[0] if urls else None,
+        extra_index_urls=tuple(u for u in extra if u != (urls[0] if urls else None)),
+        find_links=tuple(dict.fromkeys(f for k in locks for f in k.index.find_links)),
+    )
+    if any(lock.index.no_index for lock in locks):
+        merged = replace(merged, no_index=True)
+    return merged
+
+
 def default_name(options: CulpritOptions) -> str:
     """<good>-to-<bad>, from the lock files' names (a hash when they say nothing)."""
     stems = [
@@ -111,8 +145,8 @@ def run_culprit(
             "(outside --pin); nothing to hunt"
         )
     by_name = {c.package: c for c in changes}
-    index = options.index or IndexSettings.from_environment()
-    folder = options.out / (options.name or default_name(options))
+    index = lock_index(options.index or IndexSettings.from_environment(), options.good, options.bad)
+    folder = options.out / (checked_name(options.name) or default_name(options))
     clock = time.monotonic()
     record = CulpritRecord(
         name=folder.name,
@@ -123,6 +157,7 @@ def run_culprit(
         most_runs=most_runs(len(changes)),
         pins=[pin_text(p) for p in options.pins],
         probe=probe.record(),
+        index=index.describe(),
         command=options.command,
         repromatrix=__version__,
     )

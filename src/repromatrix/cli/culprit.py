@@ -16,6 +16,7 @@ from pathlib import Path
 from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
 from repromatrix.bisect.culprit import (
     CulpritOptions,
+    checked_name,
     locks_from_results,
     reproduce_command,
     run_culprit,
@@ -77,7 +78,8 @@ def run_command(args: argparse.Namespace) -> int | None:
     if any(lock_files):
         if not all(lock_files):
             raise UserError("--good-lock and --bad-lock go together")
-        good, bad = read_lock(args.good_lock), read_lock(args.bad_lock)
+        good = read_lock(args.good_lock, "--good-lock")
+        bad = read_lock(args.bad_lock, "--bad-lock")
         origin = [
             "--good-lock",
             shown_path(args.good_lock),
@@ -96,6 +98,7 @@ def run_command(args: argparse.Namespace) -> int | None:
             "give --good-lock A --bad-lock B, or --good-results DIR --bad-results DIR "
             "--combination ID"
         )
+    checked_name(args.name)  # bad input before anything else: it must stay inside --out
     pins = unique_pins([parse_pin_option(p) for p in args.pin])
     probe = Probe(case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout)
     probe_args = ["--case", args.case] if args.case else ["--script", shown_path(args.script)]
