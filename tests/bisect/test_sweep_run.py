@@ -371,7 +371,7 @@ sys.exit(1 if version.startswith("1.1") else 0)
 """
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_sweep_says_interrupted_and_how_far(
     tmp_path: Path, wheels: Path, sig: signal.Signals
 ) -> None:

@@ -19,6 +19,7 @@ import math
 import sys
 from pathlib import Path
 
+from repromatrix import procs
 from repromatrix.bisect.check import CheckOptions, Probe, parse_pin_option, run_check, unique_pins
 from repromatrix.bisect.flow import BisectOptions, run_bisect
 from repromatrix.bisect.search import Find
@@ -211,9 +212,10 @@ def _bisect(args: argparse.Namespace) -> int:
     )
     try:
         _record, code = run_bisect(options)
-    except KeyboardInterrupt:
-        print("repromatrix: interrupted; the steps done are in bisect.json", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stopped:
+        why, code = procs.interrupt_words(stopped)
+        print(f"repromatrix: {why}; the steps done are in bisect.json", file=sys.stderr)
+        return code
     return code
 
 

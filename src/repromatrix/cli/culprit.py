@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from repromatrix import procs
 from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
 from repromatrix.bisect.culprit import (
     CulpritOptions,
@@ -124,7 +125,8 @@ def run_command(args: argparse.Namespace) -> int | None:
     )
     try:
         _record, code = run_culprit(options)
-    except KeyboardInterrupt:
-        print("repromatrix: interrupted; the steps done are in culprit.json", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stopped:
+        why, code = procs.interrupt_words(stopped)
+        print(f"repromatrix: {why}; the steps done are in culprit.json", file=sys.stderr)
+        return code
     return code

@@ -14,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from repromatrix import procs
 from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
 from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
 from repromatrix.cli.bisect import _probe_options  # the probe options bisect and check share
@@ -96,7 +97,8 @@ def run_command(args: argparse.Namespace) -> int | None:
     )
     try:
         _record, code = run_sweep(options)
-    except KeyboardInterrupt:
-        print("repromatrix: interrupted; the releases done are in sweep.json", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stopped:
+        why, code = procs.interrupt_words(stopped)
+        print(f"repromatrix: {why}; the releases done are in sweep.json", file=sys.stderr)
+        return code
     return code
