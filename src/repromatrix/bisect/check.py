@@ -15,18 +15,9 @@ that dies importing a package nobody pinned (ModuleNotFoundError / ImportError
 naming a module of no pinned package): the environment lacks what the probe
 needs, and calling that "bad" would bisect the wrong bug.
 
-A script step's detail is the exit status and the probe's own reason, chosen in
-this order (``probe_reason``):
-
-1. the script died of an uncaught exception (exit 1, a traceback on stderr): the
-   exception's line, ``exit 1: RuntimeError: ...`` (whatever it printed before was
-   progress, not a verdict);
-2. else the last non-empty line it printed on stdout: the verdict line a probe
-   prints, ``exit 1: bad: checkpoint called without use_reentrant``;
-3. else the last line of stderr that is no warning's (``sys.exit("diverged")``).
-
-A warning's lines (``file.py:12: FutureWarning: ...`` and the source line under
-it) never stand in for the reason: libraries print them on every import.
+A script step's detail is its exit status and the probe's own reason (reason.py:
+an uncaught exception's line, else its last stdout line, else stderr's last line
+that is no warning's).
 """
 
 from __future__ import annotations
@@ -45,6 +36,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from repromatrix import procs, redact
+from repromatrix.bisect.reason import one_line, probe_reason
 from repromatrix.bisect.search import Observation, ProbeOutcome
 from repromatrix.environment import Environment, EnvRequest, EnvStore, IndexSettings, InstallError
 from repromatrix.environment.as_of import dated_release, is_date
@@ -271,7 +263,7 @@ def check(
         )
         return Observation(
             ProbeOutcome.SKIP,
-            f"install-error: {err.stage}: {_one_line(err.message)}",
+            f"install-error: {err.stage}: {one_line(err.message)}",
             time.monotonic() - started,
             {"install_error": f"{err.stage}: {err.message}"},
         )
@@ -369,54 +361,6 @@ def _run_script(
     return ProbeOutcome.BAD, _with(f"exit {done.returncode}", said), output
 
 
-# "path/to/file.py:441: FutureWarning: message" (warnings.formatwarning's first line)
-_WARNING = re.compile(r"^\S.*:\d+: \w*Warning: ")
-_TRACEBACK = "Traceback (most recent call last):"
-
-
-def probe_reason(returncode: int, stdout: str, stderr: str) -> str:
-    """What a script said about its outcome, one line (the order is the module's
-    docstring's): an uncaught exception's line, else its last stdout line, else its
-    last stderr line that is no warning's."""
-    if returncode == 1 and (raised := _uncaught(stderr)):
-        return _one_line(raised)
-    printed = [line for line in stdout.splitlines() if line.strip()]
-    if printed:
-        return _one_line(printed[-1])
-    said = _unwarned(stderr)
-    return _one_line(said[-1]) if said else ""
-
-
-def _uncaught(stderr: str) -> str:
-    """The exception line of the last traceback on stderr ("RuntimeError: ..."):
-    the first line after its header that is not a frame (frames are indented)."""
-    lines = stderr.splitlines()
-    starts = [i for i, line in enumerate(lines) if line.startswith(_TRACEBACK)]
-    if not starts:
-        return ""
-    for line in lines[starts[-1] + 1 :]:
-        if line.strip() and not line[0].isspace() and not _WARNING.match(line):
-            return line
-    return ""
-
-
-def _unwarned(stderr: str) -> list[str]:
-    """stderr's non-empty lines without the warnings: a warning's line and the
-    indented source line under it."""
-    kept: list[str] = []
-    in_warning = False
-    for line in stderr.splitlines():
-        if _WARNING.match(line):
-            in_warning = True
-            continue
-        if in_warning and line[:1].isspace():
-            continue
-        in_warning = False
-        if line.strip():
-            kept.append(line)
-    return kept
-
-
 def _with(head: str, said: str) -> str:
     return f"{head}: {said}" if said else head
 
@@ -445,14 +389,14 @@ def _run_case(
     failing = [r for r in ran.cases if r.outcome not in ("passed", "skipped")]
     if failing:
         first = failing[0]
-        said = [part for part in (first.error_type, _one_line(first.message)) if part]
+        said = [part for part in (first.error_type, one_line(first.message)) if part]
         if len(said) == 2 and said[1].startswith(said[0]):
             said = said[1:]
         return ProbeOutcome.BAD, ": ".join([first.outcome, *said])
     if "passed" in outcomes:
         return ProbeOutcome.GOOD, "passed"
     if ran.cases:
-        return ProbeOutcome.SKIP, f"skipped: {_one_line(ran.cases[0].message)}"
+        return ProbeOutcome.SKIP, f"skipped: {one_line(ran.cases[0].message)}"
     return ProbeOutcome.SKIP, f"no case matched {probe.case}"
 
 
@@ -465,11 +409,6 @@ def _not_found(records: list[CaseRecord]) -> bool:
         and records[0].id == COLLECTION_ID
         and "ERROR: not found:" in records[0].message
     )
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 # --------------------------------------------------------------------------- the command
