@@ -68,7 +68,8 @@ _OUTPUT_CLOSED = threading.Event()
 @contextlib.contextmanager
 def stop_signals() -> Iterator[None]:
     """SIGTERM and SIGHUP raise Interrupted in the main thread while inside (the
-    handlers before are put back after); elsewhere than the main thread, nothing."""
+    handlers before are put back after; one the process ignores, as nohup has
+    SIGHUP ignored, stays ignored); elsewhere than the main thread, nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -76,7 +77,12 @@ def stop_signals() -> Iterator[None]:
     def stop(signum: int, _frame: object) -> None:
         raise Interrupted(_STOP_SIGNALS[signal.Signals(signum)], 128 + signum)
 
-    saved = {sig: signal.signal(sig, stop) for sig in _STOP_SIGNALS}
+    # An ignored signal stays ignored: under `nohup`, SIGHUP must not stop the run.
+    saved = {
+        sig: signal.signal(sig, stop)
+        for sig in _STOP_SIGNALS
+        if signal.getsignal(sig) is not signal.SIG_IGN
+    }
     _OUTPUT_CLOSED.clear()
     try:
         yield
