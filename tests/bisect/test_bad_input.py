@@ -184,3 +184,11 @@ def test_a_parameter_id_made_at_run_time_is_kept_and_said_so(cases: Path) -> Non
     probe = Probe(case=case, cases_root=cases / "cases").defined(said.append)
     assert probe.case == case
     assert len(said) == 1 and case in said[0] and "cannot be checked" in said[0]
+
+
+def test_a_case_file_that_is_not_python_is_bad_input(cases: Path, capsys) -> None:
+    (cases / "cases" / "test_broken.py").write_text("def test_x(:\n")
+    code, line = _refused(
+        [*BISECT, "--case", "test_broken.py::test_x", "--pin", "torch==2.13.0"], cases, capsys
+    )
+    assert code == 2 and "cannot read test_broken.py" in line

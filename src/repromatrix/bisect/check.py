@@ -22,6 +22,7 @@ that is no warning's).
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -172,8 +173,8 @@ class Probe:
             return probe
         path = probe.case.split("::", 1)[0]
         try:
-            (probe.cases_root / path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
+            ast.parse((probe.cases_root / path).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError) as err:
             raise UserError(f"--case {self.case}: cannot read {path} ({err})") from None
         index = CaseIndex(probe.cases_root)
         problem = index.problem(probe.case)
