@@ -101,7 +101,7 @@ def bisect(session: nox.Session) -> None:
 @nox.session(python=False)
 def sweep(session: nox.Session) -> None:
     """Every release of one package: -- --package P --from V1 --to V2 (--case ID | --script F)."""
-    # Options: repromatrix sweep --help. Exit 0 done, 2 bad input.
+    # Options: repromatrix sweep --help. Exit 0 done, 1 nothing could be tested, 2 bad input.
     harness(session, "sweep", *session.posargs)
 
 

@@ -5,11 +5,14 @@ report folder, the reproducers (run with ``uv run``) and the command line's erro
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -318,3 +321,101 @@ def test_the_summary_is_posted_on_an_issue(tmp_path: Path, wheels: Path, probe: 
     (issue, body) = posted[0]
     assert issue == 15 and body.name == "sweep.md"
     assert "1.2.0–1.2.1 good" in body.read_text()
+
+
+def test_a_sweep_where_nothing_could_be_tested_says_so_and_exits_1(
+    tmp_path: Path, wheels: Path, probe: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every release fails to install (a pin no index has): no release said good or
+    bad, so the sweep has no answer. Before: exit 0 and a "1.0.0–2.0.0 skip" range."""
+    code = cli.main(
+        [
+            "sweep",
+            "--package",
+            PACKAGE,
+            "--from",
+            "1.0.0",
+            "--to",
+            "1.1.1",
+            "--script",
+            str(probe),
+            "--pin",
+            "repromatrix-no-such-package==1.0",
+            "--wheelhouse",
+            str(wheels),
+            "--out",
+            str(tmp_path / "out"),
+            "--env-dir",
+            str(tmp_path / "envs"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "nothing could be tested: all 3 releases were untestable" in out
+    folder = tmp_path / "out" / f"{PACKAGE}-1.0.0-1.1.1"
+    data = json.loads((folder / "sweep.json").read_text())
+    assert [r["outcome"] for r in data["results"]] == ["skip"] * 3
+    assert all(r["message"].startswith("install-error") for r in data["results"])
+    text = (folder / "sweep.md").read_text()
+    assert "**Nothing could be tested: all 3 releases were untestable**" in text
+    assert "1.0.0–1.1.1 skip" not in text
+
+
+SLOW_PROBE = f"""\
+import importlib.metadata
+import pathlib
+import sys
+import time
+
+version = importlib.metadata.version({PACKAGE!r})
+if version == "1.2.0":
+    pathlib.Path(sys.argv[0]).with_name("reached").write_text(version)
+    time.sleep(120)
+sys.exit(1 if version.startswith("1.1") else 0)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_sweep_says_interrupted_and_how_far(
+    tmp_path: Path, wheels: Path, sig: signal.Signals
+) -> None:
+    """A real sweep process, interrupted while its fourth of six releases runs: sweep.md
+    and the summary line say "interrupted after 3 of 6 releases"; they read as a
+    complete sweep of 1.0.0–1.1.1 before."""
+    script = tmp_path / "probe.py"
+    script.write_text(SLOW_PROBE)
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).parents[2])}
+    env["PIP_FIND_LINKS"] = " ".join(filter(None, [env.get("PIP_FIND_LINKS"), str(wheels)]))
+    argv = ["sweep", "--package", PACKAGE, "--from", "1.0.0", "--to", "2.0.0"]
+    argv += ["--script", str(script), "--out", str(out), "--env-dir", str(tmp_path / "envs")]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repromatrix", *argv],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while not (tmp_path / "reached").exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the sweep never reached 1.2.0"
+            time.sleep(0.1)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:  # a hang fails the test, and leaves nothing running
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 128 + sig, stderr
+    assert "Traceback" not in stderr
+    folder = out / f"{PACKAGE}-1.0.0-2.0.0"
+    data = json.loads((folder / "sweep.json").read_text())
+    assert data["status"] == "interrupted"
+    assert [r["version"] for r in data["results"]] == ["1.0.0", "1.1.0", "1.1.1"]
+    text = (folder / "sweep.md").read_text()
+    assert "**Interrupted after 3 of 6 releases: 1.0.0 good · 1.1.0–1.1.1 bad**" in text
+    assert "3 of 6 releases (all)" in text
+    assert "interrupted after 3 of 6 releases" in stdout

@@ -19,13 +19,13 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 from rich.console import Console
 
-from repromatrix import __version__
+from repromatrix import __version__, procs
 from repromatrix.bisect.check import CellSettings, CheckOptions, Probe, check
 from repromatrix.bisect.culprit_report import CulpritRecord, CulpritStep, verdict_line
 from repromatrix.bisect.culprit_report import write as write_report
@@ -78,6 +78,40 @@ def locks_from_results(good: Path, bad: Path, combination: str) -> tuple[Lock, L
     return locks[0], locks[1]
 
 
+# A report folder's name: one folder inside --out, nothing a shell or a URL trips on.
+_FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
+
+
+def checked_name(name: str | None) -> str | None:
+    """--name as given, when it names one folder inside --out; bad input otherwise
+    (``../../x`` would write the report outside it)."""
+    if name is None or name == "":
+        return None
+    if not _FOLDER_NAME.fullmatch(name) or ".." in name:
+        raise UserError(
+            f"--name {name!r}: not a folder name (letters, digits, '.', '_', '+', '-'; "
+            "no '/' or '..'; at most 100 characters)"
+        )
+    return name
+
+
+def lock_index(base: IndexSettings, *locks: Lock) -> IndexSettings:
+    """The indexes the locks were resolved from, over ``base`` (the user's
+    configuration, or --wheelhouse): the first lock's --index-url replaces the default
+    index, another lock's different one is added as an extra index; extra indexes and
+    find-links of both come first. A lock's --no-index keeps only find-links."""
+    urls = [lock.index.index_url for lock in locks if lock.index.index_url]
+    extra = tuple(dict.fromkeys([*urls[1:], *(u for k in locks for u in k.index.extra_index_urls)]))
+    merged = base.overlaid(
+        index_url=urls[0] if urls else None,
+        extra_index_urls=tuple(u for u in extra if u != (urls[0] if urls else None)),
+        find_links=tuple(dict.fromkeys(f for k in locks for f in k.index.find_links)),
+    )
+    if any(lock.index.no_index for lock in locks):
+        merged = replace(merged, no_index=True)
+    return merged
+
+
 def default_name(options: CulpritOptions) -> str:
     """<good>-to-<bad>, from the lock files' names (a hash when they say nothing)."""
     stems = [
@@ -100,7 +134,8 @@ def run_culprit(
 ) -> tuple[CulpritRecord, int]:
     """Run the hunt; returns the record written and the exit status."""
     show = console or Console(stderr=True)
-    probe = options.probe.validated()
+    procs.reset_cancelled()
+    probe = options.probe.defined(lambda line: show.print(line, highlight=False))
     if options.jobs < 1:
         raise UserError(f"--jobs {options.jobs}: must be 1 or more")
     held = frozenset(pin.package for pin in options.pins)
@@ -111,8 +146,8 @@ def run_culprit(
             "(outside --pin); nothing to hunt"
         )
     by_name = {c.package: c for c in changes}
-    index = options.index or IndexSettings.from_environment()
-    folder = options.out / (options.name or default_name(options))
+    index = lock_index(options.index or IndexSettings.from_environment(), options.good, options.bad)
+    folder = options.out / (checked_name(options.name) or default_name(options))
     clock = time.monotonic()
     record = CulpritRecord(
         name=folder.name,
@@ -123,6 +158,7 @@ def run_culprit(
         most_runs=most_runs(len(changes)),
         pins=[pin_text(p) for p in options.pins],
         probe=probe.record(),
+        index=index.describe(),
         command=options.command,
         repromatrix=__version__,
     )
@@ -193,6 +229,7 @@ def run_culprit(
             if result.status is Status.FOUND and len(result.culprits) == 1 and options.releases:
                 _bisect_releases(record, result, options, by_name, probe, index, folder, show)
         except BaseException:
+            procs.cancel_all()  # probes in other threads (--jobs N) stop with the hunt
             record.status, record.finished = "interrupted", utc_now()
             save()
             raise

@@ -23,7 +23,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from rich.console import Console
 
-from repromatrix import __version__
+from repromatrix import __version__, procs
 from repromatrix.bisect.candidates import Listing, list_releases
 from repromatrix.bisect.check import CellSettings, CheckOptions, Probe, check, searched_probe
 from repromatrix.bisect.commits import (
@@ -151,6 +151,7 @@ def run_bisect(
     commits; a release bisect that finds its two adjacent releases goes on into the
     commits between their tags."""
     show = console or Console(stderr=True)
+    procs.reset_cancelled()
     if options.git is not None and not _releases_given(options):
         return _run_commits(options, show, say)
     checked = plan(options)
@@ -272,6 +273,7 @@ def _search(
             walk, run_round, options.find, options.jobs, on_step=on_step, on_round=progress.round
         )
     except BaseException:
+        procs.cancel_all()  # probes in other threads (--jobs N) stop with the bisect
         record.status, record.finished = "interrupted", utc_now()
         save()
         raise

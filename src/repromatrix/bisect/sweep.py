@@ -13,7 +13,9 @@ flip: "4.50.3–4.57.6 bad · 5.0.0–5.2.0 good". More than one flip makes the 
 non-monotone, and a bisect over it would mislead.
 
 Progress goes to stderr; the summary line to stdout. Exit status: 0 done (whatever
-the outcomes), 2 bad input.
+the outcomes), 1 nothing could be tested (every release was untestable: no install,
+exit 125, a skipped case), 2 bad input. An interrupted sweep (Ctrl-C, SIGTERM) says
+so in sweep.json, sweep.md and its summary line, with how many releases it tested.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from rich.console import Console
 
-from repromatrix import __version__
+from repromatrix import __version__, procs
 from repromatrix.bisect.candidates import Listing, list_releases, sources
 from repromatrix.bisect.check import CellSettings, CheckOptions, Probe, check, searched_probe
 from repromatrix.bisect.search import Observation, ProbeOutcome
@@ -40,6 +42,7 @@ from repromatrix.bisect.sweep_report import (
     SweepRecord,
     Transition,
     case_body,
+    nothing_tested,
     portable_index,
     reproducer,
     reproducer_name,
@@ -53,6 +56,8 @@ from repromatrix.matrix.pins import Pin, PinKind, pin_text
 from repromatrix.matrix.sessions import command_line
 from repromatrix.redact import URL_CREDENTIALS, portable_path
 from repromatrix.results import ResultsDir, utc_now
+
+NOTHING_TESTED = 1  # exit status: every release was untestable, the sweep has no answer
 
 
 class Releases(str, enum.Enum):
@@ -214,6 +219,7 @@ def run_sweep(
 ) -> tuple[SweepRecord, int]:
     """Run the sweep; returns the record written and the exit status."""
     show = console or Console(stderr=True)
+    procs.reset_cancelled()
     checked = plan(options)
     clock = time.monotonic()
     record = SweepRecord(
@@ -278,9 +284,15 @@ def run_sweep(
                     save()
                 _progress(show, result, len(record.results), total)
         except BaseException:
+            # Ctrl-C or SIGTERM reach this thread only: stop the probes running in the
+            # others (their children are in sessions of their own), or the exit waits
+            # for them; those threads then raise procs.Cancelled and record nothing.
+            procs.cancel_all()
             pool.shutdown(wait=False, cancel_futures=True)
             record.status, record.finished = "interrupted", utc_now()
+            _conclude(record)
             save()
+            say(record.summary)
             raise
         pool.shutdown()
         record.python = _python(record)
@@ -304,7 +316,7 @@ def run_sweep(
         (github or GitHub(say=lambda line: show.print(line, highlight=False))).comment(
             options.issue, checked.folder / "sweep.md"
         )
-    return record, 0
+    return record, NOTHING_TESTED if nothing_tested(record) else 0
 
 
 def _conclude(record: SweepRecord) -> None:

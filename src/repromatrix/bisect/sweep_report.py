@@ -116,30 +116,67 @@ class SweepRecord(BaseModel):
 # --------------------------------------------------------------------------- sweep.md
 
 
+def nothing_tested(record: SweepRecord) -> bool:
+    """No release said good or bad: every one was untestable (an install error, exit
+    125, a skipped case). Such a sweep has no answer, whatever its ranges say."""
+    return not any(r.outcome != "skip" for r in record.ranges)
+
+
+def headline(record: SweepRecord) -> str:
+    """The ranges, or what stands instead of them: "nothing could be tested", and
+    for a sweep that did not finish how far it got ("interrupted after 3 of 6
+    releases"): a partial sweep must not read as a complete one."""
+    if nothing_tested(record) and record.status == "done":
+        said = f"nothing could be tested: all {len(record.results)} releases were untestable"
+    elif nothing_tested(record):
+        said = "none testable so far" if record.results else "nothing tested yet"
+    else:
+        said = " · ".join(r.text() for r in record.ranges)
+    if record.status == "done":
+        return said
+    done, total = len(record.results), len(record.candidates)
+    if record.status == "interrupted":
+        return f"interrupted after {done} of {total} releases: {said}"
+    # "running" in a file nobody writes any more: the sweep was killed without a word
+    return f"unfinished (running, or killed) after {done} of {total} releases: {said}"
+
+
 def summary_line(record: SweepRecord) -> str:
     """``tiny-pkg: 1.0.0–1.2.0 good · 1.3.0–2.0.0 bad (9 releases, 1 transition)``."""
-    ranges = " · ".join(r.text() for r in record.ranges) or "nothing tested"
     flips = len(record.transitions)
     counted = f"{len(record.results)} release{'s' if len(record.results) != 1 else ''}"
     counted += f", {flips} transition{'s' if flips != 1 else ''}"
     if not record.monotone:
         counted += ", NON-MONOTONE"
-    return f"{record.package}: {ranges} ({counted})"
+    return f"{record.package}: {headline(record)} ({counted})"
 
 
 def markdown(record: SweepRecord, script_text: str | None = None) -> str:
     probe = record.probe.get("case") or record.probe.get("script") or "?"
+    tested = f"{len(record.results)}"
+    if record.status != "done":
+        tested += f" of {len(record.candidates)}"
+    head = headline(record)
     lines = [
         f"## Sweep: {record.package} {record.from_} … {record.to}",
         "",
-        f"**{' · '.join(r.text() for r in record.ranges) or 'nothing tested'}**",
+        f"**{head[0].upper() + head[1:]}**",
         "",
-        f"{len(record.results)} releases ({record.releases}) with `{probe}`"
+        f"{tested} releases ({record.releases}) with `{probe}`"
         + (f", other pins: `{' '.join(record.pins)}`" if record.pins else "")
         + (f", as of {record.as_of}" if record.as_of else ""),
     ]
     if record.status != "done":
-        lines += ["", f"> Sweep {record.status}: the table shows what was tested so far."]
+        lines += [
+            "",
+            f"> Sweep {record.status}: the table shows only the releases tested so far; "
+            "the ranges say nothing about the others.",
+        ]
+    elif nothing_tested(record):
+        lines += [
+            "",
+            "> Nothing could be tested: the messages below say why each release was untestable.",
+        ]
     if record.transitions:
         lines += ["", "Transitions:", ""]
         for transition in record.transitions:

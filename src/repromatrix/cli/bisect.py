@@ -22,6 +22,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from repromatrix import procs
 from repromatrix.bisect.check import (
     CellSettings,
     CheckOptions,
@@ -290,9 +291,10 @@ def _bisect(args: argparse.Namespace) -> int:
     )
     try:
         _record, code = run_bisect(options)
-    except KeyboardInterrupt:
-        print("repromatrix: interrupted; the steps done are in bisect.json", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stopped:
+        why, code = procs.interrupt_words(stopped)
+        print(f"repromatrix: {why}; the steps done are in bisect.json", file=sys.stderr)
+        return code
     return code
 
 

@@ -13,9 +13,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from repromatrix import procs
 from repromatrix.bisect.check import Probe
 from repromatrix.bisect.culprit import (
     CulpritOptions,
+    checked_name,
     locks_from_results,
     reproduce_command,
     run_culprit,
@@ -80,7 +82,8 @@ def run_command(args: argparse.Namespace) -> int | None:
     if any(lock_files):
         if not all(lock_files):
             raise UserError("--good-lock and --bad-lock go together")
-        good, bad = read_lock(args.good_lock), read_lock(args.bad_lock)
+        good = read_lock(args.good_lock, "--good-lock")
+        bad = read_lock(args.bad_lock, "--bad-lock")
         origin = [
             "--good-lock",
             shown_path(args.good_lock),
@@ -99,6 +102,7 @@ def run_command(args: argparse.Namespace) -> int | None:
             "give --good-lock A --bad-lock B, or --good-results DIR --bad-results DIR "
             "--combination ID"
         )
+    checked_name(args.name)  # bad input before anything else: it must stay inside --out
     if args.wheelhouse is not None and not args.wheelhouse.is_dir():
         raise UserError(f"--wheelhouse {args.wheelhouse}: no such folder")
     wheelhouse = IndexSettings.offline(str(args.wheelhouse.resolve())) if args.wheelhouse else None
@@ -128,7 +132,8 @@ def run_command(args: argparse.Namespace) -> int | None:
     )
     try:
         _record, code = run_culprit(options)
-    except KeyboardInterrupt:
-        print("repromatrix: interrupted; the steps done are in culprit.json", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stopped:
+        why, code = procs.interrupt_words(stopped)
+        print(f"repromatrix: {why}; the steps done are in culprit.json", file=sys.stderr)
+        return code
     return code

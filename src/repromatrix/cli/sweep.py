@@ -4,7 +4,8 @@
                       [--releases all|latest-patch|first-and-last-patch] [--pin PKG==VER ...]
                       [--jobs N] [--pre] [--wheelhouse DIR] [--issue N]
 
-Exit status: 0 done (whatever the outcomes), 2 bad input.
+Exit status: 0 done (whatever the outcomes), 1 nothing could be tested (every
+release untestable), 2 bad input; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from repromatrix import procs
 from repromatrix.bisect.check import Probe
 from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
 from repromatrix.cli.bisect import (  # the probe options bisect and check share
@@ -31,7 +33,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         description="Test each selected release of one package between --from and --to, each "
         "in its own environment, and collapse the outcomes into ranges. Writes "
         "reports/sweep/<package>-<from>-<to>/sweep.json, sweep.md and a reproducer script "
-        "per bad release. Exit status: 0 done, 2 bad input.",
+        "per bad release. Exit status: 0 done, 1 nothing could be tested (every release "
+        "untestable), 2 bad input.",
     )
     sweep.add_argument("--package", required=True, help="the package whose releases are swept")
     sweep.add_argument("--from", dest="start", required=True, metavar="VERSION", help="one end")
@@ -102,7 +105,8 @@ def run_command(args: argparse.Namespace) -> int | None:
     )
     try:
         _record, code = run_sweep(options)
-    except KeyboardInterrupt:
-        print("repromatrix: interrupted; the releases done are in sweep.json", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stopped:
+        why, code = procs.interrupt_words(stopped)
+        print(f"repromatrix: {why}; the releases done are in sweep.json", file=sys.stderr)
+        return code
     return code
