@@ -222,3 +222,47 @@ def test_uv_accepts_the_cpu_reproducers_metadata_offline(tmp_path: Path) -> None
         timeout=120,
     )
     assert "undeclared index" in done.stderr, "the check above could fail"
+
+
+def test_a_cpu_sweeps_reproducer_pins_torch_to_the_cpu_index_and_caps_the_projects_stack(
+    tmp_path: Path,
+) -> None:
+    """torch came in unpinned (peft needs it) as a +cpu build: the reproducer makes it a
+    direct requirement (only those take a uv source), from the CPU index; a range pin
+    that did not resolve stays a requirement; exclude-newer-package lists the travelled
+    packages the run installed."""
+    from packaging.version import Version as V
+
+    from repromatrix.bisect import sweep as sweep_module
+    from repromatrix.bisect.check import Probe, parse_pin_option
+    from repromatrix.bisect.sweep_report import ResultRecord, SweepRecord
+    from repromatrix.environment import IndexSettings
+
+    probe = tmp_path / "probe.py"
+    probe.write_text("import peft\n")
+    options = sweep_module.SweepOptions(
+        package="peft",
+        start="0.13.0",
+        end="0.17.1",
+        probe=Probe(script=probe),
+        pins=(parse_pin_option("accelerate>=1.0"),),
+    )
+    checked = sweep_module.Plan(
+        "peft", V("0.13.0"), V("0.17.1"), None, [], IndexSettings(), Probe(script=probe), tmp_path
+    )
+    result = ResultRecord(
+        version="0.13.0",
+        outcome="bad",
+        seconds=1.0,
+        resolved={"peft": "0.13.0", "torch": "2.13.0+cpu", "datasets": "3.0.0"},
+        as_of={"date": "2024-09-25", "packages": ["datasets", "deepspeed"]},
+    )
+    record = SweepRecord(package="peft", **{"from": "0.13.0"}, to="0.17.1", python="3.11")
+    text = sweep_module._reproducer(result, record, checked, options, "import peft\n")
+    tomllib = pytest.importorskip("tomllib")
+    block = text.split("# /// script\n", 1)[1].split("# ///\n", 1)[0]
+    metadata = tomllib.loads("\n".join(line[2:] for line in block.splitlines()))
+    assert metadata["dependencies"] == ["peft==0.13.0", "accelerate>=1.0", "torch==2.13.0+cpu"]
+    assert metadata["tool"]["uv"]["sources"] == {"torch": {"index": "pytorch-cpu"}}
+    assert metadata["tool"]["uv"]["exclude-newer-package"] == {"datasets": "2024-09-25"}
+    assert "# torch 2.13.0+cpu: the CPU build, as the sweep ran" in text

@@ -422,8 +422,8 @@ def _reproducer(
         elif pin.package in result.resolved:  # a range, latest, system: what it resolved to
             requirements.append(f"{pin.package}=={result.resolved[pin.package]}")
             notes.append(f"{pin_text(pin)} resolved to {result.resolved[pin.package]}")
-        elif pin.requirement:
-            requirements.append(pin.requirement)
+        elif requirement := pin.requirement():
+            requirements.append(requirement)
     cpu_builds = cpu_torch(result.resolved, on_cpu)
     named = {canonicalize_name(re.split(r"[=<>!~ @;\[]", r, maxsplit=1)[0]) for r in requirements}
     for name, version in cpu_builds.items():

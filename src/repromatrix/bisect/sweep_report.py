@@ -12,7 +12,9 @@ sweep.json (schema 1): package, from, to, releases (all | latest-patch |
 first-and-last-patch), candidates, results [{version, outcome: good | bad | skip,
 seconds, message, installed, environment}], ranges [{first, last, outcome, count}],
 transitions [{before, after, old, new, between, untested, bisect}], monotone, reproducers
-{version: file}, plus what reproduces the sweep (command, pins, probe, index, as_of).
+{version: file}, as_of_refused {packages, candidates, rerun} (releases the --as-of date cap
+kept from installing; each result's as_of_cap names the cap), plus what reproduces the
+sweep (command, pins, probe, index, as_of).
 Fields are added, never renamed. No absolute path of the machine appears in it.
 """
 
