@@ -79,7 +79,10 @@ def test_culprit_session_calls_the_command(repo_root, tmp_path):
     args = ["--good-lock", "gone.txt", "--bad-lock", "b.txt", "--script", "probe.py"]
     done = nox(repo_root, "-s", "culprit", "--", *args, cwd=tmp_path)
     assert "Sessions not found" not in done.stderr
-    assert "repromatrix: error: --good-lock gone.txt: cannot read the lock" in done.stdout + done.stderr
+    assert (
+        "repromatrix: error: --good-lock gone.txt: cannot read the lock"
+        in done.stdout + done.stderr
+    )
     assert "failed with exit code 2" in done.stderr
 
 

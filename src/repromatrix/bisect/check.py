@@ -40,7 +40,7 @@ from repromatrix import procs, redact
 from repromatrix.bisect.reason import one_line, probe_reason
 from repromatrix.bisect.search import Observation, ProbeOutcome
 from repromatrix.environment import Environment, EnvRequest, EnvStore, IndexSettings, InstallError
-from repromatrix.environment.as_of import dated_release, is_date
+from repromatrix.environment.as_of import TimeTravel, dated_release, is_date
 from repromatrix.errors import UserError
 from repromatrix.execution.runner import CaseRecord, CaseRunner, run_script
 from repromatrix.matrix import DEFAULT_PACKAGES, CaseIndex
@@ -276,11 +276,16 @@ def check(
         (workdir / f"{name}.install.log").write_text(
             redact_text("\n".join([*install_lines, err.log]))
         )
+        failed: dict = {"install_error": f"{err.stage}: {err.message}"}
+        travel = err.time_travel
+        if isinstance(travel, TimeTravel) and (capped := travel.capped_in(err.message)):
+            # The date cap refused what a pin needs: bisect.md / sweep.md say so.
+            failed["as_of_cap"] = {"as_of": travel.as_of, "date": travel.cutoff, "packages": capped}
         return Observation(
             ProbeOutcome.SKIP,
             f"install-error: {err.stage}: {one_line(err.message)}",
             time.monotonic() - started,
-            {"install_error": f"{err.stage}: {err.message}"},
+            failed,
         )
     (workdir / f"{name}.install.log").write_text(redact_text("\n".join(install_lines)))
     say(f"environment {env.identity[:16]} {'reused' if env.reused else 'built'}")

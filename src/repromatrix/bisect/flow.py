@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from repromatrix.bisect.report import (
     verdict_line,
 )
 from repromatrix.bisect.report import write as write_report
+from repromatrix.bisect.rerun import as_of_args, note_refusal, refusal_line, rerun_command
 from repromatrix.bisect.search import (
     Find,
     Observation,
@@ -54,12 +55,12 @@ from repromatrix.bisect.search import (
     walk_between,
 )
 from repromatrix.environment import Environment, IndexSettings
+from repromatrix.environment.as_of import before_first_release
 from repromatrix.environment.store import default_store_root
 from repromatrix.errors import UserError
 from repromatrix.execution import host, scheduler
 from repromatrix.matrix import DEFAULT_PACKAGES
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
-from repromatrix.matrix.sessions import command_line
 from repromatrix.results import ResultsDir, utc_now
 
 # Packages shown in bisect.md's environment line (all of them are in bisect.json):
@@ -155,6 +156,9 @@ def run_bisect(
     if options.git is not None and not _releases_given(options):
         return _run_commits(options, show, say)
     checked = plan(options)
+    warning = before_first_release(options.as_of, checked.package, checked.index)
+    if warning:
+        show.print(warning, highlight=False)
     started, clock = utc_now(), time.monotonic()
     record = BisectRecord(
         package=checked.package,
@@ -205,9 +209,15 @@ def run_bisect(
         _conclude(record, result, environments)
         if options.git is not None and result.status is Status.FOUND:
             _continue_into_commits(options, checked, record, result, save, environments, show)
+        if "refused" in record.as_of:
+            record.as_of["refused"]["rerun"] = reproduce_command(
+                replace(options, as_of=None), checked
+            )
         record.finished = utc_now()
         save()
     say(record.verdict or verdict_line(record))
+    if "refused" in record.as_of:
+        say(refusal_line(record.as_of["refused"], "candidate"))
     return record, 0 if record.status == Status.FOUND.value else 1
 
 
@@ -264,6 +274,12 @@ def _search(
             record.as_of.setdefault("packages", travelled.get("packages", []))
             if travelled.get("note"):
                 record.as_of.setdefault("notes", []).append(travelled["note"])
+            for key in ("today", "needed_by"):  # what newer exact pins kept at today's
+                known = record.as_of.setdefault(key, []) if travelled.get(key) else []
+                known += [name for name in travelled.get(key) or [] if name not in known]
+        cap = step.observation.extra.get("as_of_cap")
+        if cap is not None:
+            note_refusal(record.as_of.setdefault("refused", {}), str(step.candidate), cap)
         save()
         progress.done(step, most_left)
 
@@ -383,9 +399,13 @@ def _run_commits(
         )
         record.rounds = result.rounds
         _conclude_commits(record, result, environments)
+        if "refused" in record.as_of:
+            record.as_of["refused"]["rerun"] = _commit_command(replace(options, as_of=None), probe)
         record.finished = utc_now()
         save()
     say(record.verdict or verdict_line(record))
+    if "refused" in record.as_of:
+        say(refusal_line(record.as_of["refused"], "commit"))
     return record, 0 if result.status is Status.FOUND else 1
 
 
@@ -496,11 +516,10 @@ def _commit_command(options: BisectOptions, probe: Probe) -> str:
         args += ["--script", _shown_path(probe.script)]
     if options.find is not Find.FIRST_BAD:
         args += ["--find", options.find.value]
-    if options.as_of is None:
-        args += ["--as-of", "none"]
+    args += as_of_args(options.as_of, options.package)
     if options.jobs != 1:
         args += ["--jobs", str(options.jobs)]
-    return command_line("bisect", args, folder=Path.cwd())
+    return rerun_command("bisect", args)
 
 
 def _safe(name: str) -> str:
@@ -573,15 +592,12 @@ def reproduce_command(options: BisectOptions, checked: Plan) -> str:
         args += ["--find", options.find.value]
     if options.pre:
         args.append("--pre")
-    if options.as_of is None:
-        args += ["--as-of", "none"]
-    elif options.as_of != checked.package:
-        args += ["--as-of", options.as_of]
+    args += as_of_args(options.as_of, checked.package)
     if options.jobs != 1:
         args += ["--jobs", str(options.jobs)]
     if options.wheelhouse is not None:
         args += ["--wheelhouse", _shown_path(options.wheelhouse)]
-    return command_line("bisect", args, folder=Path.cwd())
+    return rerun_command("bisect", args)
 
 
 def _shown_path(path: Path) -> str:

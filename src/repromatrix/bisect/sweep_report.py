@@ -12,7 +12,9 @@ sweep.json (schema 1): package, from, to, releases (all | latest-patch |
 first-and-last-patch), candidates, results [{version, outcome: good | bad | skip,
 seconds, message, installed, environment}], ranges [{first, last, outcome, count}],
 transitions [{before, after, old, new, between, untested, bisect}], monotone, reproducers
-{version: file}, plus what reproduces the sweep (command, pins, probe, index, as_of).
+{version: file}, as_of_refused {packages, candidates, rerun} (releases the --as-of date cap
+kept from installing; each result's as_of_cap names the cap), plus what reproduces the
+sweep (command, pins, probe, index, as_of).
 Fields are added, never renamed. No absolute path of the machine appears in it.
 """
 
@@ -24,11 +26,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repromatrix.bisect.rerun import refusal_line
 from repromatrix.redact import URL_CREDENTIALS, redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
 
 SCHEMA_VERSION = 1
 RANGE_DASH = "–"  # en dash: "4.50.3–4.57.6"
+# Where a reproducer of a CPU run takes torch from (PyPI's torch is the CUDA build).
+PYTORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+PYTORCH_CPU_INDEX_NAME = "pytorch-cpu"
 # A PEP 723 block already in the user's script: replaced by the reproducer's own.
 _SCRIPT_BLOCK = re.compile(r"(?ms)^# /// script[ \t]*$.*?^# ///[ \t]*$\n?")
 
@@ -45,6 +51,8 @@ class ResultRecord(BaseModel):
     python: str | None = None  # the environment's interpreter
     resolved: dict[str, str] = {}  # every distribution of the environment -> version
     as_of: dict[str, Any] | None = None  # time travel: the date and what travelled
+    # The date cap refused what a pin needs: {as_of, date, packages} (check.py).
+    as_of_cap: dict[str, Any] | None = None
 
 
 class Range(BaseModel):
@@ -104,7 +112,9 @@ class SweepRecord(BaseModel):
     pins: list[str] = []
     probe: dict[str, Any] = {}
     index: dict[str, Any] = {}
-    as_of: str | None = None  # uv's exclude-newer, when the sweep was run "as of" a date
+    as_of: str | None = None  # --as-of as given: a package, a date; None: today's stack
+    # Releases the date cap kept from installing: {packages, candidates, rerun}.
+    as_of_refused: dict[str, Any] | None = None
     python: str | None = None
     command: str = ""
     repromatrix: str = ""
@@ -164,8 +174,10 @@ def markdown(record: SweepRecord, script_text: str | None = None) -> str:
         "",
         f"{tested} releases ({record.releases}) with `{probe}`"
         + (f", other pins: `{' '.join(record.pins)}`" if record.pins else "")
-        + (f", as of {record.as_of}" if record.as_of else ""),
+        + _as_of_words(record),
     ]
+    if record.as_of_refused and record.as_of_refused.get("rerun"):
+        lines += ["", f"> **Date cap:** {refusal_line(record.as_of_refused, 'release', '`')}"]
     if record.status != "done":
         lines += [
             "",
@@ -217,6 +229,14 @@ def markdown(record: SweepRecord, script_text: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def _as_of_words(record: SweepRecord) -> str:
+    if not record.as_of:
+        return ", today's stack (--as-of none)"
+    if record.as_of == record.package:
+        return f", each release with the stack of its upload day (--as-of {record.as_of})"
+    return f", the rest of the stack as of {record.as_of}"
+
+
 def _cell(text: str) -> str:
     return redact_text(text).replace("|", "\\|").replace("\n", " ")
 
@@ -235,11 +255,13 @@ def reproducer(
     body: str,
     python: str | None = None,
     exclude_newer: dict[str, str] | None = None,
+    cpu_packages: tuple[str, ...] = (),
     header: str = "",
 ) -> str:
     """A PEP 723 script: ``dependencies`` with the exact pins, ``[tool.uv]`` with the
     index settings (no credentials: uv takes them from its keyring / netrc / env),
-    exclude-newer when the sweep ran as of a date, then the probe's code."""
+    exclude-newer when the sweep ran as of a date, ``cpu_packages`` (torch, ...) from
+    the PyTorch CPU index, then the probe's code."""
     lines = ["# /// script"]
     if python:
         lines.append(f'# requires-python = ">={python}"')
@@ -259,8 +281,23 @@ def reproducer(
             f"{_toml_string(k)} = {_toml_string(v)}" for k, v in exclude_newer.items()
         )
         uv.append(f"# exclude-newer-package = {{ {table} }}")
-    if uv:
+    if uv or cpu_packages:
         lines += ["# [tool.uv]", *uv]
+    if cpu_packages:
+        # An explicit index serves only the packages whose source names it.
+        lines += [
+            "#",
+            "# [[tool.uv.index]]",
+            f"# name = {_toml_string(PYTORCH_CPU_INDEX_NAME)}",
+            f"# url = {_toml_string(PYTORCH_CPU_INDEX)}",
+            "# explicit = true",
+            "#",
+            "# [tool.uv.sources]",
+            *(
+                f"# {name} = {{ index = {_toml_string(PYTORCH_CPU_INDEX_NAME)} }}"
+                for name in cpu_packages
+            ),
+        ]
     lines.append("# ///")
     text = "\n".join(lines) + "\n"
     if header:

@@ -151,8 +151,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--as-of",
         metavar="PACKAGE|DATE|none",
         help="the rest of the stack as of a date, or of the upload of a package's pinned "
-        "release (default: the bisected package: each candidate with the stack of its day); "
-        "none: today's stack",
+        "release (default: the bisected package: each candidate with the stack of its day, "
+        "what an exact pin newer than that day needs as today); none: today's stack",
     )
     bisect.add_argument(
         "--git",
@@ -244,6 +244,18 @@ def _combination(text: str) -> Combination:
     return load_matrix(path).find(text)
 
 
+def project_packages() -> tuple[str, ...]:
+    """What ``--as-of`` moves in time: the ``packages:`` of the nearest matrix.yaml
+    (the project's own stack; a broken matrix.yaml is said in one line), else the
+    default stack."""
+    from repromatrix.matrix import DEFAULT_PACKAGES
+    from repromatrix.matrix.load import load_matrix
+    from repromatrix.matrix.locate import find_matrix
+
+    found = find_matrix()
+    return DEFAULT_PACKAGES if found is None else load_matrix(found).packages
+
+
 def _index(args: argparse.Namespace) -> IndexSettings | None:
     if args.wheelhouse is None:
         return None
@@ -286,6 +298,7 @@ def _bisect(args: argparse.Namespace) -> int:
         env_dir=args.env_dir,
         install_timeout=args.install_timeout,
         as_of=parse_as_of(args.package if args.as_of is None else args.as_of),
+        stack=project_packages(),
         jobs=args.jobs,
         git=args.git,
     )
@@ -311,5 +324,6 @@ def _check(args: argparse.Namespace) -> int:
         env_dir=args.env_dir,
         install_timeout=args.install_timeout,
         as_of=parse_as_of(args.as_of),
+        stack=project_packages(),
     )
     return run_check(options, say=lambda line: print(line, file=sys.stderr))

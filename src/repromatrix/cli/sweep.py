@@ -2,7 +2,7 @@
 
     repromatrix sweep --package NAME --from V1 --to V2 (--case ID | --script F.py)
                       [--releases all|latest-patch|first-and-last-patch] [--pin PKG==VER ...]
-                      [--jobs N] [--pre] [--wheelhouse DIR] [--issue N]
+                      [--jobs N] [--pre] [--wheelhouse DIR] [--issue N] [--as-of PACKAGE|DATE|none]
 
 Exit status: 0 done (whatever the outcomes), 1 nothing could be tested (every
 release untestable), 2 bad input; 130 interrupted.
@@ -22,6 +22,7 @@ from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
 from repromatrix.cli.bisect import (  # the probe options bisect and check share
     _probe_options,
     cell_options,
+    project_packages,
 )
 from repromatrix.environment.as_of import parse_as_of
 
@@ -58,8 +59,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--as-of",
         metavar="PACKAGE|DATE|none",
         help="the rest of the stack as of a date, or of the upload of a package's pinned "
-        "release; the swept package: each release with the stack of its day "
-        "(default: none, today's stack)",
+        "release (default: the swept package: each release with the stack of its day, "
+        "what an exact pin newer than that day needs as today, as bisect); none: today's stack",
     )
     sweep.add_argument(
         "--out",
@@ -101,7 +102,8 @@ def run_command(args: argparse.Namespace) -> int | None:
         env_dir=args.env_dir,
         install_timeout=args.install_timeout,
         issue=args.issue,
-        as_of=parse_as_of(args.as_of),
+        as_of=parse_as_of(args.package if args.as_of is None else args.as_of),
+        stack=project_packages(),
     )
     try:
         _record, code = run_sweep(options)
