@@ -103,9 +103,8 @@ def runner_bin(folder: Path, gh: GhDouble) -> Path:
     return folder
 
 
-def _free_port() -> int:
-    """A port free on 127.0.0.1 now: act's artifact server defaults to one fixed port,
-    so two runs at once (pytest -n, another worktree's tests) would collide."""
+def free_port() -> int:
+    """A port on 127.0.0.1 nothing listens on now (the OS picks it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
@@ -191,7 +190,8 @@ def act_run(
         "-s", f"GITHUB_TOKEN={TOKEN}",
         "--no-cache-server",
         "--artifact-server-addr", "127.0.0.1",
-        "--artifact-server-port", str(_free_port()),
+        # act's default port is fixed: two runs at once (pytest-xdist) would collide.
+        "--artifact-server-port", str(free_port()),
         "--artifact-server-path", str(folder / "artifacts"),
         "--action-offline-mode",
     ]  # fmt: skip

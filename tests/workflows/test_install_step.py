@@ -30,7 +30,9 @@ def test_every_workflow_installs_with_the_same_commands() -> None:
         "nightly.yml:setup",
         "nightly.yml:gather",
         "nightly-combination.yml:combination",
+        "bisect.yml:inputs",
         "bisect.yml:bisect",
+        "culprit.yml:inputs",
         "culprit.yml:culprit",
     }
     # setup and gather call `repromatrix` by name: they also put .venv/bin on PATH.
