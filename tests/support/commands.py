@@ -40,7 +40,9 @@ HARNESS = {
     "check": ["check"],
     "culprit": ["culprit"],
 }
-NOT_HARNESS = {"tests", "lint"}
+# nightly-dry-run passes its own (--tier, --work) to tests/support/nightly_dry_run.py;
+# tests/workflows/test_nightly_dry_run.py runs the documented line for real.
+NOT_HARNESS = {"tests", "lint", "nightly-dry-run"}
 
 PROGRAM = r"(?:(?:\S*/)?python3?(?:\.\d+)?\s+-m\s+|(?:\S*/)?)(?P<program>nox|repromatrix)(?=\s|$)"
 STARTS_WITH_COMMAND = re.compile(rf"^(?:\$\s+)?{PROGRAM}")
