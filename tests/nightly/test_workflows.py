@@ -142,7 +142,9 @@ def test_repromatrix_is_installed_as_a_tool_from_one_input() -> None:
     steps = _install_steps()
     assert {name for name, _ in steps} == {f.name for f in FILES}
     for name, step in steps:
-        assert re.search(r'pip install (--quiet )?"\$REPROMATRIX_SOURCE"$', step["run"]), name
+        assert re.search(
+            r'^uv pip install --quiet --python \.venv "\$REPROMATRIX_SOURCE"$', step["run"], re.M
+        ), name
         assert "install ." not in step["run"], name
     for path in FILES:
         text = path.read_text()
@@ -158,6 +160,26 @@ def test_repromatrix_is_installed_as_a_tool_from_one_input() -> None:
     nightly = _load("nightly.yml")["jobs"]
     for name in (j for j in nightly if j.startswith("slice_")):
         assert nightly[name]["with"]["repromatrix"] == source, name
+
+
+def test_every_install_uses_uv_with_its_cache_kept() -> None:
+    # ~1 s a job with a warm uv cache, against ~11 s of venv + pip (docs/nightly.md);
+    # the runner's uv when it has one, else one pip installs into the job's temp folder.
+    for name, step in _install_steps():
+        lines = step["run"].splitlines()
+        fallback = 'python3 -m pip install --quiet --target "$RUNNER_TEMP/uv" uv'
+        assert lines[0] == f"command -v uv >/dev/null || {fallback}", name
+        assert "uv venv --quiet --python python3 .venv" in lines, name
+        assert "--no-cache" not in step["run"] and "UV_NO_CACHE" not in step["run"], name
+        assert "python3 -m venv" not in step["run"], name
+
+
+def test_a_matrix_error_fails_the_setup_job() -> None:
+    # The default shell is bash -e without pipefail: `ci-matrix | tee` would exit 0.
+    setup = _load("nightly.yml")["jobs"]["setup"]
+    listing = next(s for s in setup["steps"] if "ci-matrix" in s.get("run", ""))
+    assert "| tee" in listing["run"]
+    assert listing["shell"] == "bash"  # GitHub runs `shell: bash` as bash -eo pipefail
 
 
 def test_bisect_yml_calls_repromatrix_bisect() -> None:

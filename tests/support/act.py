@@ -149,10 +149,16 @@ class ActRun:
 
     def step_seconds(self, step: str) -> list[float]:
         """The seconds act logged for each run of a step (by its name), in log order."""
+        # Go durations: 440.4ms, 3.01s, 2m55.28s
         pattern = re.compile(
-            r"(?:Success|Failure) - Main " + re.escape(step) + r" \[([\d.]+)(m?s)\]"
+            r"(?:Success|Failure) - Main "
+            + re.escape(step)
+            + r" \[(?:(\d+)h)?(?:(\d+)m(?!s))?([\d.]+)(ms|s)\]"
         )
-        return [float(v) / (1000 if unit == "ms" else 1) for v, unit in pattern.findall(self.log)]
+        return [
+            int(h or 0) * 3600 + int(m or 0) * 60 + float(v) / (1000 if unit == "ms" else 1)
+            for h, m, v, unit in pattern.findall(self.log)
+        ]
 
 
 def act_run(

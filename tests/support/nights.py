@@ -89,12 +89,27 @@ class Scenario:
             path = self.repo / "cases" / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(textwrap.dedent(text))
+        ini = self.repo / "cases" / "pytest.ini"
+        if not ini.exists():
+            # As this repository's cases/pytest.ini: pytest's rootdir is cases/, so case
+            # ids are test_x.py::... (without it, pyproject.toml's [tool.pytest] makes
+            # them cases/test_x.py::..., and bisect refuses those).
+            ini.parent.mkdir(parents=True, exist_ok=True)
+            ini.write_text("[pytest]\n")
         registry = self.repo / "cases" / "known_issues.yaml"
         if known_issues is not None or not registry.exists():
             registry.parent.mkdir(parents=True, exist_ok=True)
             registry.write_text(textwrap.dedent(known_issues or "[]\n"))
         _git(self.repo, "add", "-A")
         _git(self.repo, "commit", "-q", "--allow-empty", "-m", message)
+
+    def copy_project(self, project: Path) -> None:
+        """Use a project's own matrix.yaml and cases/ (a dry run of its nightly) and commit."""
+        shutil.copy2(project / "matrix.yaml", self.repo / "matrix.yaml")
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+        shutil.copytree(project / "cases", self.repo / "cases", ignore=ignore, dirs_exist_ok=True)
+        _git(self.repo, "add", "-A")
+        _git(self.repo, "commit", "-q", "-m", "the project's matrix and cases")
 
     def night(self, *, tier: str, **inputs: str) -> ActRun:
         """One run of nightly.yml (repromatrix from the checkout, runner labels mapped

@@ -65,7 +65,17 @@ DEFAULT_PACKAGES = (
 
 # Session names the noxfile defines itself; a combination may not shadow them.
 RESERVED_IDS = frozenset(
-    {"matrix", "tests", "lint", "report", "bisect", "sweep", "check", "culprit"}
+    {
+        "matrix",
+        "tests",
+        "lint",
+        "report",
+        "bisect",
+        "sweep",
+        "check",
+        "culprit",
+        "nightly-dry-run",
+    }
 )
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 TIER_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
