@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.act import ActRun, act_run
+from support.act import REPO, ActRun, act_run
 from support.gh_double import BOT_USER
 from support.nights import Scenario
 
@@ -48,7 +50,6 @@ from packaging.licenses import canonicalize_license_expression
 assert canonicalize_license_expression("mit") == "MIT"
 ```
 """
-VARIABLES = {"REPROMATRIX_SOURCE": "."}
 TOKEN_NAMES = re.compile(r"^(GH_TOKEN|GITHUB_TOKEN|ACTIONS_\w+|\w*SECRET\w*)$")
 
 
@@ -57,10 +58,24 @@ def _pip_cache() -> str:
     return os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
 
 
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """repromatrix built once: REPROMATRIX_SOURCE names this wheel (a pip requirement,
+    as the workflow documents), so that no run pays for a build of its own."""
+    folder = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), str(REPO)],
+        check=True,
+    )
+    (built,) = folder.glob("repromatrix-*.whl")
+    return built
+
+
 class Issues:
     """A scenario repository with issues, and the workflow run on one event."""
 
-    def __init__(self, scenario: Scenario, config: str | None = None) -> None:
+    def __init__(self, scenario: Scenario, wheel: Path, config: str | None = None) -> None:
+        self.variables = {"REPROMATRIX_SOURCE": str(wheel)}
         self.scenario = scenario
         self.gh = scenario.gh
         if config is not None:
@@ -99,7 +114,7 @@ class Issues:
             workflow="issue-repro.yml",
             event=event,
             event_path=path,
-            variables=VARIABLES,
+            variables=self.variables,
             gh=self.gh,
             work=self.scenario.work,
             env=self.env,
@@ -117,8 +132,8 @@ class Issues:
 
 
 @pytest.fixture
-def issues(scenario: Scenario) -> Issues:
-    return Issues(scenario)
+def issues(scenario: Scenario, wheel: Path) -> Issues:
+    return Issues(scenario, wheel)
 
 
 def test_a_trusted_sweep_answers_in_the_bot_comment_and_the_repro_sees_no_token(
@@ -182,8 +197,8 @@ def test_a_comment_without_a_repro_block_is_refused(issues: Issues) -> None:
     assert issues.gh.reactions() == [(issues.asked, "confused")]
 
 
-def test_a_watched_issue_that_flips_is_said_once(scenario: Scenario) -> None:
-    issues = Issues(scenario, config="issue:\n  watch_limit: 1\n")
+def test_a_watched_issue_that_flips_is_said_once(scenario: Scenario, wheel: Path) -> None:
+    issues = Issues(scenario, wheel, config="issue:\n  watch_limit: 1\n")
     gh = issues.gh
     gh.add_issue(ISSUE, title="canonicalize_license_expression missing", body=LICENSES_REPRO,
                  labels=("repro",))  # fmt: skip

@@ -66,7 +66,10 @@ def run_command(args: argparse.Namespace) -> int | None:
     if args.step == "ack":
         acknowledge(plan, IssueComments(plan.repository))
     elif args.step == "run":
-        run_plan(plan, args.plan, args.out, args.cases)
+        results = run_plan(plan, args.plan, args.out, args.cases)
+        # A fault of repromatrix itself turns the job red (the issue is told either way);
+        # a command that could not run is an answer, and the job stays green.
+        return 1 if any(r.status == "failed" for r in results) else 0
     else:
         post_answers(plan, args.answers, IssueComments(plan.repository), args.run_url)
     return 0

@@ -76,7 +76,11 @@ def run_plan(
     results = []
     for job in plan.jobs:
         say(f"#{job.issue}: {job.line}")
-        result = run_job(job, folder, answer_folder(out, job.issue), cases)
+        try:
+            result = run_job(job, folder, answer_folder(out, job.issue), cases)
+        except Exception as err:  # a fault of repromatrix, not of the command: said on the issue
+            line = f"{type(err).__name__}: {redact_text(str(err))}"[:500]
+            result = Result(issue=job.issue, kind=job.kind, status="failed", headline=line)
         write_result(out, result)
         say(f"#{job.issue}: {result.status}: {result.headline}")
         results.append(result)
@@ -125,7 +129,7 @@ def _quiet() -> Console:
 
 
 def _sweep(job: Job, folder: Path, out: Path, cases: Path) -> Result:
-    record, _code = run_sweep(sweep_options(job, folder, cases, out), console=_quiet())
+    record, _status = run_sweep(sweep_options(job, folder, cases, out), console=_quiet())
     report = next(out.glob("*/sweep.md"))
     bad = next((r for r in record.results if r.outcome == ProbeOutcome.BAD.value), None)
     lines = [f"**{record.summary}**"]
@@ -144,7 +148,7 @@ def _sweep(job: Job, folder: Path, out: Path, cases: Path) -> Result:
 
 
 def _bisect(job: Job, folder: Path, out: Path, cases: Path) -> Result:
-    record, _code = run_bisect(bisect_options(job, folder, cases, out), console=_quiet())
+    record, _status = run_bisect(bisect_options(job, folder, cases, out), console=_quiet())
     script = (folder / job.repro_name()).read_text() if job.case is None else None
     bad = next((s for s in record.steps if s.outcome == ProbeOutcome.BAD.value), None)
     lines = [f"**{record.verdict}**"]
