@@ -9,7 +9,6 @@ package each, seconds of CPU."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -53,36 +52,34 @@ assert canonicalize_license_expression("mit") == "MIT"
 TOKEN_NAMES = re.compile(r"^(GH_TOKEN|GITHUB_TOKEN|ACTIONS_\w+|\w*SECRET\w*)$")
 
 
-def _pip_cache() -> str:
-    # The runner's pip cache between runs (act moves XDG_CACHE_HOME per run).
-    return os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
-
-
 @pytest.fixture(scope="session")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """repromatrix built once: REPROMATRIX_SOURCE names this wheel (a pip requirement,
-    as the workflow documents), so that no run pays for a build of its own."""
-    folder = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), str(REPO)],
-        check=True,
-    )
-    (built,) = folder.glob("repromatrix-*.whl")
-    return built
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The runner's only package index, made once: repromatrix built from this checkout
+    with its dependencies, and the packaging releases the scenarios sweep. Offline and
+    fixed: the newest packaging is the one repromatrix itself installs, whatever PyPI
+    publishes later, and no run pays for downloads or a build."""
+    house = tmp_path_factory.mktemp("wheelhouse")
+    pip = [sys.executable, "-m", "pip", "-q"]
+    subprocess.run([*pip, "wheel", "-w", str(house), str(REPO)], check=True)
+    releases = ["packaging==21.2", "packaging==21.3", "packaging==22.0"]
+    for release in releases:
+        subprocess.run([*pip, "download", "--no-deps", "-d", str(house), release], check=True)
+    return house
 
 
 class Issues:
     """A scenario repository with issues, and the workflow run on one event."""
 
-    def __init__(self, scenario: Scenario, wheel: Path, config: str | None = None) -> None:
-        self.variables = {"REPROMATRIX_SOURCE": str(wheel)}
+    def __init__(self, scenario: Scenario, house: Path, config: str | None = None) -> None:
+        # The workflow's default source, `repromatrix`, found in the wheelhouse.
+        self.variables: dict[str, str] = {}
         self.scenario = scenario
         self.gh = scenario.gh
         if config is not None:
             path = scenario.repo / ".github" / "repromatrix.yml"
             path.write_text(config)
         scenario.write(message="issue scenario")  # commits (act runs what is committed)
-        self.env = {**scenario.env, "PIP_CACHE_DIR": _pip_cache()}
+        self.env = {**scenario.env, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(house)}
 
     def comment(self, body: str, *, association: str = "OWNER", issue_body: str = "") -> ActRun:
         if not any(i["number"] == ISSUE for i in self.gh.issues()):
@@ -132,8 +129,8 @@ class Issues:
 
 
 @pytest.fixture
-def issues(scenario: Scenario, wheel: Path) -> Issues:
-    return Issues(scenario, wheel)
+def issues(scenario: Scenario, wheelhouse: Path) -> Issues:
+    return Issues(scenario, wheelhouse)
 
 
 def test_a_trusted_sweep_answers_in_the_bot_comment_and_the_repro_sees_no_token(
@@ -197,8 +194,8 @@ def test_a_comment_without_a_repro_block_is_refused(issues: Issues) -> None:
     assert issues.gh.reactions() == [(issues.asked, "confused")]
 
 
-def test_a_watched_issue_that_flips_is_said_once(scenario: Scenario, wheel: Path) -> None:
-    issues = Issues(scenario, wheel, config="issue:\n  watch_limit: 1\n")
+def test_a_watched_issue_that_flips_is_said_once(scenario: Scenario, wheelhouse: Path) -> None:
+    issues = Issues(scenario, wheelhouse, config="issue:\n  watch_limit: 1\n")
     gh = issues.gh
     gh.add_issue(ISSUE, title="canonicalize_license_expression missing", body=LICENSES_REPRO,
                  labels=("repro",))  # fmt: skip
