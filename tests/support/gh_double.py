@@ -140,11 +140,11 @@ class GhDouble:
     def add_comment(
         self, issue: int, body: str, *, login: str = "alice", association: str = "OWNER"
     ) -> int:
-        """A person's comment on ``issue`` (as the REST API lists it); its id."""
+        """A comment on ``issue`` (as the REST API lists it): a person's, or the
+        workflow's own for the ``github-actions[bot]`` login; its id."""
+        user = BOT_USER if login == BOT_USER["login"] else {"login": login, "type": "User"}
         with _locked(self.state) as state:
-            return _new_comment(state, issue, body, {"login": login, "type": "User"}, association)[
-                "id"
-            ]
+            return _new_comment(state, issue, body, user, association)["id"]
 
     def comments(self, issue: int) -> list[dict[str, Any]]:
         """The REST comments of ``issue``, oldest first."""

@@ -61,6 +61,8 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     house = tmp_path_factory.mktemp("wheelhouse")
     pip = [sys.executable, "-m", "pip", "-q"]
     subprocess.run([*pip, "wheel", "-w", str(house), str(REPO)], check=True)
+    # Every cell runs its probe beside pytest (the harness's runner): pytest and its own.
+    subprocess.run([*pip, "download", "-d", str(house), "pytest"], check=True)
     releases = ["packaging==21.2", "packaging==21.3", "packaging==22.0"]
     for release in releases:
         subprocess.run([*pip, "download", "--no-deps", "-d", str(house), release], check=True)
