@@ -61,11 +61,15 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     house = tmp_path_factory.mktemp("wheelhouse")
     pip = [sys.executable, "-m", "pip", "-q"]
     subprocess.run([*pip, "wheel", "-w", str(house), str(REPO)], check=True)
-    # Every cell runs its probe beside pytest (the harness's runner): pytest and its own.
-    subprocess.run([*pip, "download", "-d", str(house), "pytest"], check=True)
+    # Every cell has the harness's runner (environment.store.CELL_TOOLING): pytest and
+    # pytest-xdist, with their dependencies; and pytest 8.3.5 too, which (unlike 9) takes
+    # a packaging older than 24, so that a cell can hold packaging 21.
+    tooling = ["pytest", "pytest-xdist", "pytest==8.3.5"]
+    for requirement in tooling:
+        subprocess.run([*pip, "download", "-d", str(house), requirement], check=True)
     releases = ["packaging==21.2", "packaging==21.3", "packaging==22.0"]
     for release in releases:
-        subprocess.run([*pip, "download", "--no-deps", "-d", str(house), release], check=True)
+        subprocess.run([*pip, "download", "-d", str(house), release], check=True)  # + pyparsing
     return house
 
 
