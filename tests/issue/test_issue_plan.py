@@ -4,17 +4,20 @@ the plan read back validated, and the run job's environment without tokens."""
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from repromatrix import procs
 from repromatrix.errors import UserError
 from repromatrix.issue.command import Command, parse_comment
 from repromatrix.issue.config import IssueSettings
 from repromatrix.issue.event import comment_plan, preflight_in
 from repromatrix.issue.plan import Plan, make_job, preflight, read_plan, write_plan
 from repromatrix.issue.repro import find_repro
-from repromatrix.issue.run import scrub_environment
+from repromatrix.issue.run import OutOfTime, deadline, scrub_environment
 
 REPRO = "```python\n# repromatrix: packaging\nimport packaging\n```\n"
 RELEASES = ["20.9", "21.0", "21.3", "22.0", "23.0", "23.1", "23.2", "24.0"]
@@ -144,3 +147,12 @@ def test_the_run_job_removes_tokens_before_any_repro_runs() -> None:
     removed = scrub_environment(environ)
     assert set(environ) == {"PIP_INDEX_URL", "PATH", "GITHUB_REPOSITORY"}
     assert "GH_TOKEN" in removed and "ACTIONS_RUNTIME_TOKEN" in removed
+
+
+def test_a_run_past_its_minutes_is_stopped_with_its_children() -> None:
+    started = time.monotonic()
+    with pytest.raises(OutOfTime), deadline(0.5):
+        procs.run(["sleep", "30"], timeout=60)
+    assert time.monotonic() - started < 10
+    assert not procs.cancelled()  # the next run starts clean
+    assert subprocess.run(["true"]).returncode == 0
