@@ -11,7 +11,8 @@
 """Sessions of repromatrix. Thin: the logic lives in src/repromatrix.
 
     nox -s matrix [-- --tier smoke]   run a tier (default: smoke), reports in reports/latest/
-    nox -s <combination id> [-- CASE] run one combination (nox -l lists them, tagged by tier)
+    nox -s <combination id> [-- CASE]
+                                      run one combination (nox -l lists them, tagged by tier)
     nox -s bisect -- --package P --good V1 --bad V2 (--case ID | --script F.py) [--pin PKG==VER]
                                       the release of P where the case / script changed outcome
     nox -s sweep -- --package P --from V1 --to V2 (--case ID | --script F.py) [--releases R]
@@ -100,7 +101,7 @@ def bisect(session: nox.Session) -> None:
 @nox.session(python=False)
 def sweep(session: nox.Session) -> None:
     """Every release of one package: -- --package P --from V1 --to V2 (--case ID | --script F)."""
-    # Options: repromatrix sweep --help. Exit 0 done, 2 bad input.
+    # Options: repromatrix sweep --help. Exit 0 done, 1 nothing could be tested, 2 bad input.
     harness(session, "sweep", *session.posargs)
 
 
@@ -111,6 +112,7 @@ def check(session: nox.Session) -> None:
     harness(session, "check", *session.posargs)
 
 
+@nox.session(python=False)
 def culprit(session: nox.Session) -> None:
     """Which moved package broke it: -- --good-lock A --bad-lock B (--case ID | --script F)."""
     # Options: repromatrix culprit --help. Exit 0 found, 1 could not conclude, 2 bad input.

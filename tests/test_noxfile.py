@@ -51,7 +51,9 @@ def test_a_broken_matrix_is_one_line_and_a_non_zero_exit(repo_root, tmp_path):
     )
 
 
-@pytest.mark.parametrize("session", ["matrix", "tests", "lint", "bisect", "sweep", "check"])
+@pytest.mark.parametrize(
+    "session", ["matrix", "tests", "lint", "bisect", "sweep", "check", "culprit"]
+)
 def test_named_sessions_have_a_description(repo_root, session):
     done = nox(repo_root, "-l", "--json", "-s", session)
     described = {s["session"]: s["description"] for s in json.loads(done.stdout)}
@@ -70,6 +72,36 @@ def test_check_and_sweep_sessions_call_the_command(repo_root, tmp_path, session,
     assert done.returncode != 0
     assert "repromatrix: error: --script missing.py: no such file" in done.stdout + done.stderr
     assert f"failed with exit code {code}" in done.stderr
+
+
+def test_culprit_session_calls_the_command(repo_root, tmp_path):
+    """The session culprit.md's Reproduce line names exists and runs `repromatrix culprit`."""
+    args = ["--good-lock", "gone.txt", "--bad-lock", "b.txt", "--script", "probe.py"]
+    done = nox(repo_root, "-s", "culprit", "--", *args, cwd=tmp_path)
+    assert "Sessions not found" not in done.stderr
+    assert (
+        "repromatrix: error: --good-lock gone.txt: cannot read the lock"
+        in done.stdout + done.stderr
+    )
+    assert "failed with exit code 2" in done.stderr
+
+
+def test_every_function_nothing_calls_is_a_session(repo_root):
+    """A top-level function the noxfile never calls is a session or dead code: culprit
+    lost its @nox.session once and `nox -s culprit` said 'Sessions not found'."""
+    import ast
+
+    tree = ast.parse((repo_root / "noxfile.py").read_text())
+    called = {
+        node.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    uncalled = {f.name for f in functions if f.name not in called}
+    done = nox(repo_root, "-l", "--json", "-k", "True")
+    sessions = {s["session"] for s in json.loads(done.stdout)}
+    assert uncalled and uncalled <= sessions, uncalled - sessions
 
 
 def test_installing_sessions_keep_pip_quiet(repo_root):

@@ -128,3 +128,22 @@ def test_the_console_masks_a_secret_written_in_pieces(monkeypatch):
         sys.stdout.write("a console-")
         sys.stdout.write("secret b\nc console-secret")
     assert target.getvalue() == "a *** b\nc ***"
+
+
+def test_a_console_stream_whose_reader_went_away_raises_nothing() -> None:
+    """`repromatrix run | head -2`: writes after the reader closed the pipe go to
+    /dev/null (the interpreter's last flush included) and the closing is told once."""
+    import os
+
+    from repromatrix.redact import _RedactingStream
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    told: list[str] = []
+    with open(write_end, "w", buffering=1) as raw:
+        stream = _RedactingStream(raw, on_closed=lambda: told.append("closed"))
+        for _ in range(3):
+            stream.write("a line\n")
+            stream.flush()
+        raw.write("the interpreter's own last words\n")
+    assert told == ["closed"]

@@ -1,8 +1,10 @@
 """The one GitHub client: the few things repromatrix asks of GitHub, through the ``gh``
-command line (authenticated by GH_TOKEN in CI, or ``gh auth login``): one tracking
-issue, opened or updated; bisect workflows dispatched; a summary posted on an issue;
-for issue commands (issue/), an issue's comments listed, created and edited, a
-reaction on a comment, the open issues with a label.
+command line (authenticated by GH_TOKEN in CI, or ``gh auth login``): issues listed,
+opened, edited, commented, closed and reopened (the nightly's tracking issue,
+nightly/tracking.py decides which); workflows dispatched; last night's artifact
+downloaded; a summary posted on an issue; for issue commands (issue/), an issue's
+comments listed, created and edited, a reaction on a comment, the open issues with a
+label (``IssueComments``, through ``gh api``).
 Without a usable gh the commands are printed instead, so a person can run them where
 gh works, and nothing claims to have been done."""
 
@@ -53,34 +55,64 @@ class GitHub:
             raise UserError(f"gh {' '.join(args[:2])} failed: {detail or 'no message'}")
         return done.stdout
 
-    def find_issue(self, label: str, title: str) -> int | None:
-        """The open issue with this label (the one with exactly this title first)."""
+    def issues(self, label: str, *, state: str = "all") -> list[dict]:
+        """Issues with ``label`` (newest first): number, title, state, body."""
         listed = self._call(
-            ["issue", "list", "--state", "open", "--label", label, "--json", "number,title"]
-        )
-        issues = json.loads(listed or "[]")
-        exact = [i for i in issues if i.get("title") == title]
-        chosen = (exact or issues)[:1]
-        return int(chosen[0]["number"]) if chosen else None
+            ["issue", "list", "--state", state, "--label", label, "--limit", "20",
+             "--json", "number,title,state,body"]
+        )  # fmt: skip
+        found = json.loads(listed or "[]")
+        return found if isinstance(found, list) else []
 
-    def ensure_tracking_issue(self, body: Path, *, label: str, title: str) -> int | None:
-        """Update the tracking issue's body, or open it; its number (None without gh)."""
-        number = self.find_issue(label, title)
-        if number is not None:
-            self._call(["issue", "edit", str(number), "--body-file", str(body)])
-            self.say(f"updated tracking issue #{number}")
-            return number
-        # --force: create the label, or leave it as it is when it exists.
-        self._call(["label", "create", label, "--force", "--color", "B60205"])
+    def comments(self, number: int) -> list[dict]:
+        """The comments of issue ``number``, oldest first: body (and url where gh has it)."""
+        viewed = self._call(["issue", "view", str(number), "--json", "comments"])
+        found = json.loads(viewed or "{}")
+        comments = found.get("comments", []) if isinstance(found, dict) else []
+        return [c for c in comments if isinstance(c, dict)]
+
+    def create_issue(self, *, title: str, label: str, body: Path) -> int | None:
+        """Open an issue; its number (None without gh). The label is created first
+        (--force: left as it is when it exists); a token that may not create labels
+        gets one warning and the issue is opened all the same."""
+        try:
+            self._call(["label", "create", label, "--force", "--color", "B60205"])
+        except UserError as err:
+            self.say(f"warning: {err}; opening the issue without creating the label")
         created = self._call(
             ["issue", "create", "--title", title, "--label", label, "--body-file", str(body)]
         )
         if not created.strip():
             return None
         # gh prints the new issue's URL: .../issues/<number>
-        number = int(created.strip().splitlines()[-1].rstrip("/").rsplit("/", 1)[-1])
-        self.say(f"opened tracking issue #{number}")
-        return number
+        return int(created.strip().splitlines()[-1].rstrip("/").rsplit("/", 1)[-1])
+
+    def edit_body(self, number: int, body: Path) -> None:
+        self._call(["issue", "edit", str(number), "--body-file", str(body)])
+
+    def post(self, number: int, body: Path) -> None:
+        """Comment ``body`` on issue ``number`` (a failure is a UserError, unlike
+        ``comment``, which prints the command for a person to run)."""
+        self._call(["issue", "comment", str(number), "--body-file", str(body)])
+
+    def close(self, number: int) -> None:
+        self._call(["issue", "close", str(number)])
+
+    def reopen(self, number: int) -> None:
+        self._call(["issue", "reopen", str(number)])
+
+    def completed_runs(self, workflow: str, *, branch: str | None, limit: int = 5) -> list[int]:
+        """Ids of the newest completed runs of ``workflow`` (on ``branch``)."""
+        args = ["run", "list", "--workflow", workflow, "--status", "completed"]
+        if branch:
+            args += ["--branch", branch]
+        listed = self._call([*args, "--limit", str(limit), "--json", "databaseId"])
+        found = json.loads(listed or "[]")
+        return [int(r["databaseId"]) for r in found if isinstance(r, dict) and "databaseId" in r]
+
+    def download(self, run: int, *, name: str, into: Path) -> None:
+        """Artifact ``name`` of run ``run`` into ``into`` (a UserError when it is not there)."""
+        self._call(["run", "download", str(run), "--name", name, "--dir", str(into)])
 
     def dispatch(self, workflow: str, inputs: dict[str, str], *, ref: str | None = None) -> bool:
         """Start ``workflow``; True when started (without gh its command is printed)."""

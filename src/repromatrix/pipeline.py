@@ -24,7 +24,9 @@ from repromatrix.errors import UserError, writable_folder
 from repromatrix.execution import host, scheduler
 from repromatrix.execution.runner import CaseRecord, CaseRunner, check_records
 from repromatrix.matrix import CaseIndex, Combination, Matrix, load_matrix
+from repromatrix.matrix.locate import FILE_NAME
 from repromatrix.matrix.locate import shown as shown_matrix
+from repromatrix.matrix.sessions import command_line
 from repromatrix.outcomes import FAILURES, CaseStatus, combination_status
 from repromatrix.redact import portable_argv, redact, redact_env, redact_text
 from repromatrix.reports import Reporting
@@ -112,16 +114,18 @@ def preflight(matrix: Matrix, options: RunOptions) -> None:
 
 def repro_command(combo: Combination, case_id: str | None = None, *, matrix: Path) -> str:
     """One line that reruns exactly this combination (and case) where the user is:
-    ``nox -s <id>`` where a noxfile sits beside the matrix (its sessions are the
-    combinations), else the repromatrix command itself (a project that only
-    installed the tool)."""
-    if (Path(matrix).parent / "noxfile.py").is_file():
-        command = f"nox -s {combo.id}"
-    else:
-        words = ["repromatrix", "run", "--update", "--combination", combo.id]
-        if Path(matrix).name != "matrix.yaml":  # the default is found by searching upward
-            words += ["--matrix", shown_matrix(matrix)]
-        command = shlex.join(words)
+    ``nox -s <id>`` where a noxfile beside the matrix makes one session per combination
+    (it reads that folder's matrix.yaml), else the repromatrix command itself (a project
+    that only installed the tool, or a run of another matrix file)."""
+    words = ["run", "--update", "--combination", combo.id]
+    if Path(matrix).name != FILE_NAME:  # the default is found by searching upward
+        words += ["--matrix", shown_matrix(matrix)]
+    command = command_line(
+        combo.id,
+        folder=Path(matrix).parent,
+        harness=words,
+        combination=Path(matrix).name == FILE_NAME,
+    )
     if case_id:
         command += f" -- {shlex.quote(case_id)}"
     return command

@@ -12,6 +12,14 @@ Three ways a child is stopped from outside its own time limit:
   each child is started with a parent-death signal, so no uv or pytest outlives it
   and races a resumed run over the same environment or records;
 - ``kill_group`` on a timeout, as before.
+
+The harness itself stops the same way whatever stops it: SIGTERM (a CI job
+cancelled, ``kill``) and SIGHUP (the terminal closed) become :class:`Interrupted`,
+a KeyboardInterrupt, inside :func:`stop_signals`, so every path that handles
+Ctrl-C (cells cancelled, partial results written, ``--resume``) handles them.
+A closed stdout (``repromatrix run | head -2``) is :func:`output_closed`: the
+combinations running finish and are recorded, no new one starts, and the run
+then ends as interrupted.
 """
 
 from __future__ import annotations
@@ -31,6 +39,70 @@ from pathlib import Path
 
 class Cancelled(Exception):
     """The run was interrupted: stop this work without recording anything."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """The harness was stopped from outside other than by Ctrl-C: handled as Ctrl-C,
+    with its own words and exit status (128 + the signal, as a shell reports it)."""
+
+    def __init__(self, why: str, exit_code: int) -> None:
+        super().__init__(why)
+        self.why = why
+        self.exit_code = exit_code
+
+
+def interrupt_words(err: KeyboardInterrupt) -> tuple[str, int]:
+    """("interrupted", 130) for Ctrl-C; an Interrupted's own words and status."""
+    if isinstance(err, Interrupted):
+        return err.why, err.exit_code
+    return "interrupted", 128 + int(signal.SIGINT)
+
+
+_STOP_SIGNALS = {
+    signal.SIGTERM: "terminated (SIGTERM)",
+    signal.SIGHUP: "hung up (SIGHUP)",
+}
+_OUTPUT_CLOSED = threading.Event()
+
+
+@contextlib.contextmanager
+def stop_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise Interrupted in the main thread while inside (the
+    handlers before are put back after; one the process ignores, as nohup has
+    SIGHUP ignored, stays ignored); elsewhere than the main thread, nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        raise Interrupted(_STOP_SIGNALS[signal.Signals(signum)], 128 + signum)
+
+    # An ignored signal stays ignored: under `nohup`, SIGHUP must not stop the run.
+    saved = {
+        sig: signal.signal(sig, stop)
+        for sig in _STOP_SIGNALS
+        if signal.getsignal(sig) is not signal.SIG_IGN
+    }
+    _OUTPUT_CLOSED.clear()
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+def output_closed() -> None:
+    """Our stdout (or stderr) was closed by its reader: finish what runs, start
+    nothing new (:func:`stop_wanted`)."""
+    _OUTPUT_CLOSED.set()
+
+
+def stop_wanted() -> Interrupted | None:
+    """The Interrupted to end with once the running work is recorded, when the
+    output was closed; None otherwise."""
+    if _OUTPUT_CLOSED.is_set():
+        return Interrupted("stopped: its output was closed", 128 + int(signal.SIGPIPE))
+    return None
 
 
 _LIVE: set[subprocess.Popen] = set()

@@ -20,6 +20,7 @@ the command line wraps around every command.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import io
 import os
@@ -160,28 +161,58 @@ def _redact_all(obj: Any, scrub: Callable[[str], str]) -> Any:
 
 class _RedactingStream(io.TextIOBase):
     """A console stream that masks what is written to it, line by line (a secret is
-    never split between two writes of one line); everything else is the stream's."""
+    never split between two writes of one line); everything else is the stream's.
 
-    def __init__(self, stream: TextIO) -> None:
+    A stream whose reader went away (``repromatrix run | head -2``) is not an error
+    of the run: its file descriptor is pointed at /dev/null, so that nothing written
+    later (nor the interpreter's last flush) raises, and ``on_closed`` is told once."""
+
+    def __init__(self, stream: TextIO, on_closed: Callable[[], None] | None = None) -> None:
         self._stream = stream
         self._pending = ""
+        self._on_closed = on_closed
+        self._closed = False
 
     def write(self, text: str) -> int:
         lines = (self._pending + text).split("\n")
         self._pending = lines.pop()
         if lines:
-            self._stream.write(redact_text("\n".join(lines) + "\n"))
+            self._out(redact_text("\n".join(lines) + "\n"))
         if self._pending and ("\r" in self._pending or len(self._pending) > 4096):
             # a progress redraw (\r) or a run-on line: out now, masked all the same
-            self._stream.write(redact_text(self._pending))
+            self._out(redact_text(self._pending))
             self._pending = ""
         return len(text)
 
     def flush(self) -> None:
         if self._pending:
-            self._stream.write(redact_text(self._pending))
+            self._out(redact_text(self._pending))
             self._pending = ""
-        self._stream.flush()
+        self._out(None)
+
+    def _out(self, text: str | None) -> None:
+        if self._closed:
+            return
+        try:
+            if text is None:
+                self._stream.flush()
+            else:
+                self._stream.write(text)
+        except BrokenPipeError:
+            self._reader_gone()
+        except OSError as err:
+            if err.errno != errno.EPIPE:
+                raise
+            self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        self._closed = True
+        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())
+            os.close(null)
+        if self._on_closed is not None:
+            self._on_closed()
 
     def isatty(self) -> bool:
         return self._stream.isatty()
@@ -198,10 +229,12 @@ class _RedactingStream(io.TextIOBase):
 
 
 @contextlib.contextmanager
-def console() -> Iterator[None]:
-    """Everything printed on stdout and stderr inside, masked: the console's door."""
+def console(on_closed: Callable[[], None] | None = None) -> Iterator[None]:
+    """Everything printed on stdout and stderr inside, masked: the console's door.
+    ``on_closed``: called when a reader closes one of them (the rest goes nowhere)."""
     saved = sys.stdout, sys.stderr
-    out, err = _RedactingStream(sys.stdout), _RedactingStream(sys.stderr)
+    out = _RedactingStream(sys.stdout, on_closed)
+    err = _RedactingStream(sys.stderr, on_closed)
     sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
     try:
         yield

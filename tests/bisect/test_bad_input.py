@@ -38,10 +38,42 @@ BAD_PROBES = [
 ]
 
 
+CASES = """\
+import pytest
+
+
+def test_a():
+    pass
+
+
+@pytest.mark.parametrize("variant", ["default", "reentrant"])
+def test_p(variant):
+    pass
+
+
+def make(variant):
+    return [variant]
+
+
+@pytest.mark.parametrize("variant", make("x"))
+def test_computed(variant):
+    pass
+"""
+
+# Case ids that certainly name no case: a search over them could only skip every
+# step, and `check` would answer "untestable" (125) at every commit of git bisect run.
+MISSING_CASES = [
+    (["--case", "test_a.py::test_b"], "defines no 'test_b'"),
+    (["--case", "test_a.py::TestA::test_b"], "defines no 'TestA'"),
+    (["--case", "test_a.py::test_p[defualt]"], "no parameter id 'defualt'"),
+    (["--case", "test_a.py::test_a[1-2]"], "not parametrized"),
+]
+
+
 @pytest.fixture
 def cases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "cases").mkdir()
-    (tmp_path / "cases" / "test_a.py").write_text("def test_a():\n    pass\n")
+    (tmp_path / "cases" / "test_a.py").write_text(CASES)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -69,6 +101,15 @@ def test_check_exits_128_on_a_bad_probe(cases: Path, capsys, probe: list[str], w
     assert word.format(root=cases) in line
 
 
+@pytest.mark.parametrize(("probe", "word"), MISSING_CASES)
+def test_check_exits_128_on_a_case_that_does_not_exist(
+    cases: Path, capsys, probe: list[str], word: str
+) -> None:
+    code, line = _refused(["check", *probe, "--pin", "torch==2.13.0"], cases, capsys)
+    assert code == 128, line
+    assert word in line and probe[1] in line
+
+
 def test_check_without_a_pin_exits_128(cases: Path, capsys) -> None:
     code, line = _refused(["check", "--case", "test_a.py::test_a"], cases, capsys)
     assert code == 128 and "--pin" in line
@@ -89,8 +130,7 @@ def test_bisect_exits_2(cases: Path, capsys, args: list[str], word: str) -> None
     [
         *BAD_PROBES,
         # the file exists, the case does not: the bisect could only end "could not conclude"
-        (["--case", "test_a.py::test_b"], "defines no 'test_b'"),
-        (["--case", "test_a.py::TestA::test_b"], "defines no 'TestA'"),
+        *MISSING_CASES,
     ],
 )
 def test_bisect_exits_2_on_a_bad_probe(cases: Path, capsys, probe: list[str], word: str):
@@ -112,9 +152,43 @@ def test_bisect_exits_2_on_bad_ends(cases: Path, capsys, ends: list[str], word: 
     assert code == 2 and word in line
 
 
-def test_a_parametrized_case_is_found_by_its_function(cases: Path) -> None:
-    """A node id with parameters names the function before its brackets."""
+SWEEP = ["sweep", "--package", "peft", "--from", "0.17.0", "--to", "0.17.1"]
+
+
+@pytest.mark.parametrize(("probe", "word"), MISSING_CASES)
+def test_sweep_exits_2_on_a_case_that_does_not_exist(
+    cases: Path, capsys, probe: list[str], word: str
+) -> None:
+    """Before: a misspelled [param] swept every release as "skip" and exited 0."""
+    code, line = _refused([*SWEEP, *probe, "--pin", "torch==2.13.0"], cases, capsys)
+    assert code == 2, line
+    assert word in line
+
+
+def test_a_parametrized_case_is_found_by_its_function_and_id(cases: Path) -> None:
+    """A node id with parameters names the function before its brackets, and one
+    of its parameter ids inside them."""
     from repromatrix.bisect.check import Probe
 
-    probe = Probe(case="test_a.py::test_a[1-2]", cases_root=cases / "cases").defined()
-    assert probe.case == "test_a.py::test_a[1-2]"
+    probe = Probe(case="test_a.py::test_p[reentrant]", cases_root=cases / "cases").defined()
+    assert probe.case == "test_a.py::test_p[reentrant]"
+
+
+def test_a_parameter_id_made_at_run_time_is_kept_and_said_so(cases: Path) -> None:
+    """Ids the source does not give (computed by a call) cannot be refused: the id is
+    kept, and one line says that it was not checked."""
+    from repromatrix.bisect.check import Probe
+
+    said: list[str] = []
+    case = "test_a.py::test_computed[x]"
+    probe = Probe(case=case, cases_root=cases / "cases").defined(said.append)
+    assert probe.case == case
+    assert len(said) == 1 and case in said[0] and "cannot be checked" in said[0]
+
+
+def test_a_case_file_that_is_not_python_is_bad_input(cases: Path, capsys) -> None:
+    (cases / "cases" / "test_broken.py").write_text("def test_x(:\n")
+    code, line = _refused(
+        [*BISECT, "--case", "test_broken.py::test_x", "--pin", "torch==2.13.0"], cases, capsys
+    )
+    assert code == 2 and "cannot read test_broken.py" in line

@@ -278,6 +278,50 @@ def test_check_bad_input_stops_git_bisect(capsys: pytest.CaptureFixture) -> None
     assert "no such file" in capsys.readouterr().err
     assert cli.main(["check", "--script", __file__]) == 128
     assert "--pin" in capsys.readouterr().err
+    future = ["check", "--script", __file__, "--pin", "torch==2.13.0", "--as-of", "2099-12-31"]
+    assert cli.main(future) == 128
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--as-of 2099-12-31: a date in the future" in err
+
+
+def test_a_date_before_the_package_existed_is_one_warning(
+    tmp_path: Path, script: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--as-of 1970-01-01: the bisect runs, after one line saying the date is before
+    the package's first release (its upload time from a PEP 691 index)."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    page = tmp_path / "json" / PACKAGE
+    page.mkdir(parents=True)
+    files = [
+        {
+            "filename": f"tiny_pkg-{v}-py3-none-any.whl",
+            "url": "x",
+            "hashes": {},
+            "upload-time": f"2021-0{i + 1}-01T00:00:00Z",
+        }
+        for i, v in enumerate(RELEASES)
+    ]
+    (page / "index.json").write_text(json.dumps({"meta": {"api-version": "1.1"}, "files": files}))
+    for name in list(os.environ):
+        if name.startswith(("PIP_", "UV_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PIP_INDEX_URL", (tmp_path / "json").as_uri())
+    truth = {v: ProbeOutcome.GOOD if v < "1.3.0" else ProbeOutcome.BAD for v in RELEASES}
+    monkeypatch.setattr(bisect_run, "check", fake_check(truth, []))
+    shown = StringIO()
+    run_bisect(
+        options(tmp_path, script, "1.0.0", "2.0.0", as_of="1970-01-01"),
+        console=Console(file=shown, width=300),
+        say=lambda _line: None,
+    )
+    first = shown.getvalue().splitlines()[0]
+    assert first == (
+        "warning: --as-of 1970-01-01 is before tiny-pkg's first release (uploaded "
+        "2021-01-01): the rest of the stack is older than any tiny-pkg"
+    )
 
 
 # --------------------------------------------------------------------------- report text
@@ -362,6 +406,7 @@ def test_jobs_two_finds_the_same_release_in_fewer_rounds(
         (["--jobs", "0"], "--jobs 0: must be at least 1"),
         (["--as-of", "2024-13-45"], "--as-of '2024-13-45': not a date"),
         (["--as-of", "peft"], "--as-of peft: peft has no exact pin"),
+        (["--as-of", "2099-12-31"], "--as-of 2099-12-31: a date in the future"),
     ],
 )
 def test_bad_jobs_and_as_of_exit_2_with_one_line(
@@ -419,3 +464,54 @@ def test_a_probes_gpus_reach_its_script(tmp_path: Path) -> None:
 
     outcome, detail, _ = _run_script(Cell(), Probe(script=script), str, options.probe_env())
     assert (outcome.value, detail) == ("good", "exit 0")
+
+
+def test_candidates_the_date_cap_refused_are_named_with_the_way_out(
+    tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Candidates before 1.5.0 do not install because --as-of capped huggingface-hub
+    at their day: the verdict is followed by one line naming that cap and the command
+    for today's stack, and bisect.md says the same."""
+    monkeypatch.chdir(tmp_path)  # no noxfile here: the command is repromatrix's own
+
+    def check(options, *, workdir, name, on_environment=None):
+        version = options.pins[-1].spec
+        assert options.as_of == PACKAGE, "bisect's default: the stack of each release's day"
+        if Version(version) < Version("1.5.0"):
+            return Observation(
+                ProbeOutcome.SKIP,
+                "install-error: resolve: only huggingface-hub<=0.30.2 is available",
+                0.5,
+                {
+                    "as_of_cap": {
+                        "as_of": PACKAGE,
+                        "date": "2025-04-24",
+                        "packages": ["huggingface-hub"],
+                    }
+                },
+            )
+        return Observation(ProbeOutcome.BAD, "exit 1", 1.0, {"resolved": {PACKAGE: version}})
+
+    monkeypatch.setattr(bisect_run, "check", check)
+    lines: list[str] = []
+    record, code = run_bisect(
+        options(tmp_path, script, "1.0.0", "2.0.0", as_of=PACKAGE), say=lines.append
+    )
+    assert code == 1 and record.status != "found"
+    rerun = (
+        "repromatrix bisect --package tiny-pkg --good 1.0.0 --bad 2.0.0 --pin torch==2.13.0 "
+        "--script repro.py --as-of none"
+    )
+    assert lines[0] == record.verdict
+    refused = [s.version for s in record.steps if s.outcome == "skip"]
+    assert lines[1] == (
+        f"{len(refused)} candidate{'s' if len(refused) != 1 else ''} did not install: the "
+        "--as-of date cap on huggingface-hub refused what a pin needs; for today's stack "
+        f"run: {rerun}"
+    )
+    data = json.loads((tmp_path / "reports/bisect/tiny-pkg-1.0.0-2.0.0/bisect.json").read_text())
+    assert data["as_of"]["refused"]["candidates"] == refused
+    text = (tmp_path / "reports/bisect/tiny-pkg-1.0.0-2.0.0/bisect.md").read_text()
+    assert f"- **date cap**: {len(refused)} candidate" in text and f"`{rerun}`" in text
+    # The command that reruns this bisect leaves the default --as-of out.
+    assert "--as-of" not in data["command"]

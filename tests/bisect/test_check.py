@@ -117,21 +117,41 @@ def script_check(tmp_path: Path, body: str, timeout: float = 60.0):
     return check(options, workdir=tmp_path / "work", name="1.0")
 
 
+# What transformers prints on import under a newer torch: a warning and its source line.
+WARN = (
+    "import sys, warnings; warnings.warn_explicit('`torch.utils._pytree._register_pytree_node`"
+    " is deprecated', FutureWarning, __file__, 1)"
+)
+
+
 @pytest.mark.parametrize(
     ("body", "outcome", "detail"),
     [
-        ("print('fine')", ProbeOutcome.GOOD, "exit 0"),
+        ("print('fine')", ProbeOutcome.GOOD, "exit 0: fine"),
+        ("pass", ProbeOutcome.GOOD, "exit 0"),
         ("import sys; sys.exit(1)", ProbeOutcome.BAD, "exit 1"),
         (
             "raise RuntimeError('backward through the graph a second time')",
             ProbeOutcome.BAD,
             "exit 1: RuntimeError: backward through the graph a second time",
         ),
-        # The last line of stderr when there is one, else of stdout.
+        # The verdict line the probe printed on stdout comes before stderr's ...
         (
             "import sys; print('loss nan'); sys.exit('diverged at step 3')",
             ProbeOutcome.BAD,
+            "exit 1: loss nan",
+        ),
+        # ... which speaks when stdout said nothing,
+        (
+            "import sys; sys.exit('diverged at step 3')",
+            ProbeOutcome.BAD,
             "exit 1: diverged at step 3",
+        ),
+        # and an uncaught exception is the reason, whatever was printed before it.
+        (
+            "print('step 1'); raise RuntimeError('boom')",
+            ProbeOutcome.BAD,
+            "exit 1: RuntimeError: boom",
         ),
         (
             "import sys; print('step 1\\nloss nan'); sys.exit(2)",
@@ -139,6 +159,25 @@ def script_check(tmp_path: Path, body: str, timeout: float = 60.0):
             "exit 2: loss nan",
         ),
         ("import sys; sys.exit(125)", ProbeOutcome.SKIP, "exit 125: untestable"),
+        (
+            f"{WARN}; print('skip: needs a GPU'); sys.exit(125)",
+            ProbeOutcome.SKIP,
+            "exit 125: untestable: skip: needs a GPU",
+        ),
+        # A library's warning on stderr (its line, then the source line under it) is
+        # never the reason: the line the probe printed is (issue N, bisect.md showed
+        # "_torch_pytree._register_pytree_node(").
+        (
+            f"{WARN}; print('bad: checkpoint called without use_reentrant'); sys.exit(1)",
+            ProbeOutcome.BAD,
+            "exit 1: bad: checkpoint called without use_reentrant",
+        ),
+        (f"{WARN}; sys.exit(1)", ProbeOutcome.BAD, "exit 1"),
+        (
+            f"{WARN}; raise RuntimeError('checkpoint failed')",
+            ProbeOutcome.BAD,
+            "exit 1: RuntimeError: checkpoint failed",
+        ),
         # An import of a package nobody pinned: the environment is incomplete, not bad.
         (
             "import peft",

@@ -121,3 +121,70 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
     code = cli.main(["culprit", "--good-lock", str(good), "--script", str(script)])
     assert code == 2
     assert capsys.readouterr().err.strip().endswith("--good-lock and --bad-lock go together")
+
+
+def test_a_lock_that_is_not_utf8_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Before: a UnicodeDecodeError traceback and exit 1."""
+    good = tmp_path / "good.txt"
+    bad = tmp_path / "bad.txt"
+    good.write_text("a==1\n")
+    bad.write_bytes(b"a==2\n\xff\xfeb==1\n")
+    script = tmp_path / "probe.py"
+    script.write_text("")
+    argv = ["culprit", "--good-lock", str(good), "--bad-lock", str(bad), "--script", str(script)]
+    code = cli.main(argv)
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "Traceback" not in captured.err + captured.out
+    assert captured.err.strip() == (
+        f"repromatrix: error: --bad-lock {bad}: not UTF-8 text (byte 0xff at offset 5); "
+        "a lock is a text file of name==version lines"
+    )
+
+
+@pytest.mark.parametrize("name", ["../../../x", "a/b", "..", "{root}/x", ".hidden", "a b"])
+def test_a_report_name_that_is_not_one_folder_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture, name: str
+) -> None:
+    """Before: --name ../../../x wrote culprit.json outside --out."""
+    (tmp_path / "good.txt").write_text("a==1\n")
+    (tmp_path / "bad.txt").write_text("a==2\n")
+    (tmp_path / "probe.py").write_text("")
+    out = tmp_path / "deep" / "er" / "out"
+    name = name.format(root=tmp_path)  # an absolute path: out / name would be that path
+    argv = ["culprit", "--good-lock", str(tmp_path / "good.txt")]
+    argv += ["--bad-lock", str(tmp_path / "bad.txt"), "--script", str(tmp_path / "probe.py")]
+    code = cli.main([*argv, "--name", name, "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.startswith(f"repromatrix: error: --name {name!r}: not a folder name")
+    assert "\n" not in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == sorted(
+        ["good.txt", "bad.txt", "probe.py"]
+    ), "nothing written, inside --out or outside it"
+
+
+def test_a_locks_index_lines_say_where_its_packages_come_from(tmp_path: Path) -> None:
+    (tmp_path / "wheels").mkdir()
+    lock = tmp_path / "lock.txt"
+    lock.write_text(
+        "-i https://user:s3cr3t-pass@mirror.example/simple\n"
+        "--extra-index-url=https://download.example/whl/cpu\n"
+        "--find-links wheels\n"
+        "--trusted-host mirror.example\n"
+        "a==1\n"
+    )
+    read = read_lock(lock)
+    assert read.pins == {"a": "1"}
+    assert read.index.index_url == "https://user:s3cr3t-pass@mirror.example/simple"
+    assert read.index.extra_index_urls == ("https://download.example/whl/cpu",)
+    assert read.index.find_links == (str(tmp_path / "wheels"),), "beside the lock"
+    assert not read.index.no_index
+    assert parse_lock("--no-index\na==1\n", "x").index.no_index
+    with pytest.raises(UserError, match="x:1: --index-url without a location"):
+        parse_lock("--index-url\na==1\n", "x")
+    from repromatrix.redact import redact_text
+
+    assert "s3cr3t-pass" not in redact_text("user:s3cr3t-pass and s3cr3t-pass")

@@ -155,3 +155,45 @@ def test_locks_from_two_results_folders(tmp_path: Path) -> None:
     assert bad.pins["transformers"] == "4.58.0"
     with pytest.raises(UserError, match="no combination 'nope'"):
         locks_from_results(tmp_path / "good", tmp_path / "bad", "nope")
+
+
+def test_the_locks_indexes_reach_every_cell_with_credentials_masked(
+    tmp_path: Path, script: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the locks' --index-url / --extra-index-url lines were dropped and every
+    mix was resolved against the default index."""
+    calls: list[dict[str, str]] = []
+    indexes = []
+    check = fake_check(calls)
+
+    def recording(options, **kwargs):
+        indexes.append(options.index)
+        return check(options, **kwargs)
+
+    monkeypatch.setattr(flow, "check", recording)
+    monkeypatch.setattr(flow, "run_bisect", lambda options, **_: (SimpleNamespace(
+        status="found", first_bad="5.0.0", last_good="4.57.6", steps=[1], candidates=[1],
+        verdict="first bad: transformers 5.0.0",
+    ), 0))  # fmt: skip
+    mirror = "https://ci-user:hunter2-s3cret@mirror.example/simple"
+    cpu = "https://download.example/whl/cpu"
+    options = CulpritOptions(
+        good=parse_lock(f"--index-url {mirror}\n--extra-index-url {cpu}\n{GOOD}", "good.txt"),
+        bad=parse_lock(f"--index-url {mirror}\n{BAD}", "bad.txt"),
+        probe=Probe(script=script),
+        out=tmp_path / "out",
+        index=flow.IndexSettings(find_links=("/srv/wheelhouse",)),
+    )
+    _record, code = run_culprit(options, say=lambda _: None)
+    assert code == 0 and indexes
+    for index in indexes:
+        assert index.index_url == mirror
+        assert index.extra_index_urls == (cpu,)
+        assert index.find_links == ("/srv/wheelhouse",), "the user's own settings stay"
+    folder = tmp_path / "out" / "good-to-bad"
+    data = json.loads((folder / "culprit.json").read_text())
+    assert data["index"]["index_url"].endswith("@mirror.example/simple")
+    assert data["index"]["extra_index_urls"] == [cpu]
+    for written in ((folder / "culprit.json").read_text(), (folder / "culprit.md").read_text()):
+        assert "hunter2-s3cret" not in written
+    assert "mirror.example/simple" in (folder / "culprit.md").read_text()

@@ -4,13 +4,23 @@ ranges and transitions, when a range is non-monotone, and what a reproducer says
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from packaging.version import Version
 
-from repromatrix.bisect.sweep import Releases, collapse, is_monotone, select, transitions
+from repromatrix.bisect.sweep import (
+    Releases,
+    collapse,
+    cpu_torch,
+    is_monotone,
+    select,
+    transitions,
+)
 from repromatrix.bisect.sweep_report import (
     SweepRecord,
     markdown,
@@ -150,3 +160,109 @@ def test_reproducer_is_a_pep723_script_with_exact_pins() -> None:
     assert text.count("# /// script") == 1, "the script's own block is replaced"
     assert text.endswith("import tiny_pkg\nprint(1)\n")
     assert "# tiny-pkg 1.3.0 was bad\n" in text
+
+
+def test_a_cpu_run_takes_torch_from_the_pytorch_cpu_index() -> None:
+    # A +cpu build, or a host without a GPU: torch and its siblings the run installed.
+    assert cpu_torch({"torch": "2.13.0+cpu", "numpy": "2.4.6"}, on_cpu=False) == {
+        "torch": "2.13.0+cpu"
+    }
+    resolved = {"torch": "2.13.0", "torchvision": "0.28.0", "peft": "0.17.0"}
+    assert cpu_torch(resolved, on_cpu=True) == {"torch": "2.13.0", "torchvision": "0.28.0"}
+    # A CUDA run keeps PyPI's build; a run without torch has nothing to say.
+    assert cpu_torch(resolved, on_cpu=False) == {}
+    assert cpu_torch({"peft": "0.17.0"}, on_cpu=True) == {}
+
+
+def cpu_reproducer() -> str:
+    return reproducer(
+        requirements=["tiny-pkg==1.3.0", "torch==2.13.0+cpu"],
+        index={},
+        body="import torch\n",
+        python="3.11",
+        exclude_newer={"peft": "2024-11-18T22:12:57Z"},
+        cpu_packages=("torch",),
+    )
+
+
+def test_the_cpu_index_is_an_explicit_source_of_torch_alone() -> None:
+    tomllib = pytest.importorskip("tomllib")
+    text = cpu_reproducer()
+    block = text.split("# /// script\n", 1)[1].split("# ///\n", 1)[0]
+    metadata = tomllib.loads("\n".join(line[2:] for line in block.splitlines()))
+    uv = metadata["tool"]["uv"]
+    assert uv["index"] == [
+        {"name": "pytorch-cpu", "url": "https://download.pytorch.org/whl/cpu", "explicit": True}
+    ]
+    assert uv["sources"] == {"torch": {"index": "pytorch-cpu"}}
+    assert uv["exclude-newer-package"] == {"peft": "2024-11-18T22:12:57Z"}
+
+
+def test_uv_accepts_the_cpu_reproducers_metadata_offline(tmp_path: Path) -> None:
+    """What can be checked without download.pytorch.org (not reachable here): uv reads
+    the script block, its index and the source that names it (``uv lock --script
+    --offline`` parses and checks them before resolving), and stops only at the
+    network. A malformed table or a source naming an undeclared index fails earlier."""
+    uv = Path(sys.executable).with_name("uv")
+    script = tmp_path / "reproduce-1.3.0.py"
+    script.write_text(cpu_reproducer())
+    done = subprocess.run(
+        [str(uv), "lock", "--script", str(script), "--offline"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "network was disabled" in done.stderr, done.stderr
+    broken = tmp_path / "broken.py"
+    broken.write_text(cpu_reproducer().replace('index = "pytorch-cpu"', 'index = "nope"'))
+    done = subprocess.run(
+        [str(uv), "lock", "--script", str(broken), "--offline"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "undeclared index" in done.stderr, "the check above could fail"
+
+
+def test_a_cpu_sweeps_reproducer_pins_torch_to_the_cpu_index_and_caps_the_projects_stack(
+    tmp_path: Path,
+) -> None:
+    """torch came in unpinned (peft needs it) as a +cpu build: the reproducer makes it a
+    direct requirement (only those take a uv source), from the CPU index; a range pin
+    that did not resolve stays a requirement; exclude-newer-package lists the travelled
+    packages the run installed."""
+    from packaging.version import Version as V
+
+    from repromatrix.bisect import sweep as sweep_module
+    from repromatrix.bisect.check import Probe, parse_pin_option
+    from repromatrix.bisect.sweep_report import ResultRecord, SweepRecord
+    from repromatrix.environment import IndexSettings
+
+    probe = tmp_path / "probe.py"
+    probe.write_text("import peft\n")
+    options = sweep_module.SweepOptions(
+        package="peft",
+        start="0.13.0",
+        end="0.17.1",
+        probe=Probe(script=probe),
+        pins=(parse_pin_option("accelerate>=1.0"),),
+    )
+    checked = sweep_module.Plan(
+        "peft", V("0.13.0"), V("0.17.1"), None, [], IndexSettings(), Probe(script=probe), tmp_path
+    )
+    result = ResultRecord(
+        version="0.13.0",
+        outcome="bad",
+        seconds=1.0,
+        resolved={"peft": "0.13.0", "torch": "2.13.0+cpu", "datasets": "3.0.0"},
+        as_of={"date": "2024-09-25", "packages": ["datasets", "deepspeed"]},
+    )
+    record = SweepRecord(package="peft", **{"from": "0.13.0"}, to="0.17.1", python="3.11")
+    text = sweep_module._reproducer(result, record, checked, options, "import peft\n")
+    tomllib = pytest.importorskip("tomllib")
+    block = text.split("# /// script\n", 1)[1].split("# ///\n", 1)[0]
+    metadata = tomllib.loads("\n".join(line[2:] for line in block.splitlines()))
+    assert metadata["dependencies"] == ["peft==0.13.0", "accelerate>=1.0", "torch==2.13.0+cpu"]
+    assert metadata["tool"]["uv"]["sources"] == {"torch": {"index": "pytorch-cpu"}}
+    assert metadata["tool"]["uv"]["exclude-newer-package"] == {"datasets": "2024-09-25"}
+    assert "# torch 2.13.0+cpu: the CPU build, as the sweep ran" in text

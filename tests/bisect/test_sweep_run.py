@@ -5,11 +5,14 @@ report folder, the reproducers (run with ``uv run``) and the command line's erro
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -17,6 +20,7 @@ import pytest
 
 from repromatrix import cli
 from repromatrix.bisect.check import Probe
+from repromatrix.bisect.search import Observation, ProbeOutcome
 from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
@@ -136,8 +140,10 @@ def test_a_sweep_finds_every_flip_and_writes_reproducers(
     assert summary in text
     assert "**Non-monotone:**" in text
     assert "good → bad between 1.0.0 and 1.1.0" in text
-    assert "nox -s sweep -- --package repromatrix-sweep-fake --from 1.0.0 --to 2.0.0" in text
-    assert "--script probe.py --jobs 2" in text
+    # No noxfile here: the command is repromatrix's own, and keeps --as-of (none here).
+    assert "repromatrix sweep --package repromatrix-sweep-fake --from 1.0.0 --to 2.0.0" in text
+    assert "--script probe.py --as-of none --jobs 2" in text
+    assert "today's stack (--as-of none)" in text
     for written in (text, json.dumps(data)):
         assert str(tmp_path) not in written
 
@@ -162,8 +168,11 @@ def test_a_sweep_finds_every_flip_and_writes_reproducers(
 
 
 def test_latest_patch_sweeps_the_newest_of_each_series(
-    tmp_path: Path, wheels: Path, probe: Path
+    tmp_path: Path, wheels: Path, probe: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)
+    # A noxfile with a bisect session (no sweep one): the narrowing bisect names it.
+    (tmp_path / "noxfile.py").write_text("import nox\n\n@nox.session\ndef bisect(session): ...\n")
     record, code = run_sweep(
         SweepOptions(
             package=PACKAGE,
@@ -184,12 +193,15 @@ def test_latest_patch_sweeps_the_newest_of_each_series(
     # Releases left out between two tested ones: how many, and the bisect that narrows it.
     first, second, third = record.transitions
     assert (first.untested, second.untested, third.untested) == (1, 1, 0)
+    # A noxfile in the working folder: the nox session; the sweep's --as-of kept.
+    assert Path("noxfile.py").is_file()
     assert first.bisect == (
-        f"nox -s bisect -- --package {PACKAGE} --good 1.0.0 --bad 1.1.1 --script probe.py"
+        f"nox -s bisect -- --package {PACKAGE} --good 1.0.0 --bad 1.1.1 --script probe.py "
+        "--as-of none"
     )
     assert second.bisect == (
         f"nox -s bisect -- --package {PACKAGE} --good 1.2.1 --bad 1.1.1 --find first-good "
-        "--script probe.py"
+        "--script probe.py --as-of none"
     )
     assert third.bisect == ""
     text = (tmp_path / "reports" / "sweep" / f"{PACKAGE}-2.0.0-1.0.0" / "sweep.md").read_text()
@@ -261,6 +273,10 @@ def run_cli(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
             ["--from", "1.0.0", "--to", "2.0.0", "--pin", f"{PACKAGE}==1.0.0"],
             "being swept; it cannot be pinned too",
         ),
+        (
+            ["--from", "1.0.0", "--to", "2.0.0", "--as-of", "2099-12-31"],
+            "--as-of 2099-12-31: a date in the future",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
@@ -314,3 +330,165 @@ def test_the_summary_is_posted_on_an_issue(tmp_path: Path, wheels: Path, probe: 
     (issue, body) = posted[0]
     assert issue == 15 and body.name == "sweep.md"
     assert "1.2.0–1.2.1 good" in body.read_text()
+
+
+def test_by_default_a_sweep_travels_as_bisect_does_and_names_a_refusing_cap(
+    tmp_path: Path,
+    wheels: Path,
+    probe: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The command line's default --as-of is the swept package (bisect's default), the
+    stack that travels is the project's matrix.yaml packages:, and releases the date
+    cap kept from installing are named with the command for today's stack."""
+    from repromatrix.bisect import sweep as sweep_module
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "matrix.yaml").write_text(
+        "packages: [torch, huggingface_hub]\ntiers:\n  t:\n    - {id: a, torch: '2.13.0'}\n"
+    )
+    seen: list = []
+
+    def check(options, *, workdir, name, on_environment=None):
+        seen.append((options.as_of, options.stack))
+        if name < "1.2.0":
+            cap = {"as_of": PACKAGE, "date": "2025-04-24", "packages": ["huggingface-hub"]}
+            return Observation(
+                ProbeOutcome.SKIP, "install-error: resolve: x", 0.1, {"as_of_cap": cap}
+            )
+        return Observation(ProbeOutcome.GOOD, "exit 0", 0.1, {"resolved": {PACKAGE: name}})
+
+    monkeypatch.setattr(sweep_module, "check", check)
+    code = cli.main(
+        [
+            "sweep",
+            "--package",
+            PACKAGE,
+            "--from",
+            "1.0.0",
+            "--to",
+            "1.2.1",
+            "--script",
+            str(probe),
+            "--wheelhouse",
+            str(wheels),
+            "--out",
+            "out",
+        ]
+    )
+    out = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    assert {s for s in seen} == {(PACKAGE, ("torch", "huggingface-hub"))}
+    rerun = (
+        f"repromatrix sweep --package {PACKAGE} --from 1.0.0 --to 1.2.1 --script probe.py "
+        "--as-of none --wheelhouse wheels"
+    )
+    assert out[-1] == (
+        "3 releases did not install: the --as-of date cap on huggingface-hub refused what a "
+        f"pin needs; for today's stack run: {rerun}"
+    )
+    folder = tmp_path / "out" / f"{PACKAGE}-1.0.0-1.2.1"
+    text = (folder / "sweep.md").read_text()
+    assert f"(--as-of {PACKAGE})" in text and f"`{rerun}`" in text
+    data = json.loads((folder / "sweep.json").read_text())
+    assert data["as_of"] == PACKAGE and "--as-of" not in data["command"]
+    assert data["as_of_refused"]["candidates"] == ["1.0.0", "1.1.0", "1.1.1"]
+
+
+def test_a_sweep_where_nothing_could_be_tested_says_so_and_exits_1(
+    tmp_path: Path, wheels: Path, probe: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every release fails to install (a pin no index has): no release said good or
+    bad, so the sweep has no answer. Before: exit 0 and a "1.0.0–2.0.0 skip" range."""
+    code = cli.main(
+        [
+            "sweep",
+            "--package",
+            PACKAGE,
+            "--from",
+            "1.0.0",
+            "--to",
+            "1.1.1",
+            "--script",
+            str(probe),
+            "--pin",
+            "repromatrix-no-such-package==1.0",
+            "--wheelhouse",
+            str(wheels),
+            "--out",
+            str(tmp_path / "out"),
+            "--env-dir",
+            str(tmp_path / "envs"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "nothing could be tested: all 3 releases were untestable" in out
+    folder = tmp_path / "out" / f"{PACKAGE}-1.0.0-1.1.1"
+    data = json.loads((folder / "sweep.json").read_text())
+    assert [r["outcome"] for r in data["results"]] == ["skip"] * 3
+    assert all(r["message"].startswith("install-error") for r in data["results"])
+    text = (folder / "sweep.md").read_text()
+    assert "**Nothing could be tested: all 3 releases were untestable**" in text
+    assert "1.0.0–1.1.1 skip" not in text
+
+
+SLOW_PROBE = f"""\
+import importlib.metadata
+import pathlib
+import sys
+import time
+
+version = importlib.metadata.version({PACKAGE!r})
+if version == "1.2.0":
+    pathlib.Path(sys.argv[0]).with_name("reached").write_text(version)
+    time.sleep(120)
+sys.exit(1 if version.startswith("1.1") else 0)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_sweep_says_interrupted_and_how_far(
+    tmp_path: Path, wheels: Path, sig: signal.Signals
+) -> None:
+    """A real sweep process, interrupted while its fourth of six releases runs: sweep.md
+    and the summary line say "interrupted after 3 of 6 releases"; they read as a
+    complete sweep of 1.0.0–1.1.1 before."""
+    script = tmp_path / "probe.py"
+    script.write_text(SLOW_PROBE)
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).parents[2])}
+    env["PIP_FIND_LINKS"] = " ".join(filter(None, [env.get("PIP_FIND_LINKS"), str(wheels)]))
+    argv = ["sweep", "--package", PACKAGE, "--from", "1.0.0", "--to", "2.0.0"]
+    argv += ["--script", str(script), "--out", str(out), "--env-dir", str(tmp_path / "envs")]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repromatrix", *argv],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while not (tmp_path / "reached").exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the sweep never reached 1.2.0"
+            time.sleep(0.1)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:  # a hang fails the test, and leaves nothing running
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 128 + sig, stderr
+    assert "Traceback" not in stderr
+    folder = out / f"{PACKAGE}-1.0.0-2.0.0"
+    data = json.loads((folder / "sweep.json").read_text())
+    assert data["status"] == "interrupted"
+    assert [r["version"] for r in data["results"]] == ["1.0.0", "1.1.0", "1.1.1"]
+    text = (folder / "sweep.md").read_text()
+    assert "**Interrupted after 3 of 6 releases: 1.0.0 good · 1.1.0–1.1.1 bad**" in text
+    assert "3 of 6 releases (all)" in text
+    assert "interrupted after 3 of 6 releases" in stdout

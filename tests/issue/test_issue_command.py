@@ -63,7 +63,7 @@ def test_a_command_line_always_gets_an_answer(before: str, words: list[str], res
     assert isinstance(parsed, (Command, Refusal))
     if isinstance(parsed, Refusal):
         reply = parsed.reply()
-        assert "repromatrix cannot run this: " in reply and USAGE in reply
+        assert "This command cannot run: " in reply and USAGE in reply
         assert "Traceback" not in reply
 
 

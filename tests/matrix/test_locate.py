@@ -51,7 +51,17 @@ def test_repro_is_nox_only_beside_a_noxfile(project: Path) -> None:
     assert repro_command(combo, "test_a.py::test_b[x]", matrix=matrix.path) == (
         "repromatrix run --update --combination cpu-a -- 'test_a.py::test_b[x]'"
     )
-    (project / "noxfile.py").write_text("")
+    # A noxfile without per-combination sessions: `nox -s cpu-a` would not be found.
+    (project / "noxfile.py").write_text("import nox\n\n@nox.session\ndef lint(session): ...\n")
+    assert repro_command(combo, matrix=matrix.path) == (
+        "repromatrix run --update --combination cpu-a"
+    )
+    (project / "noxfile.py").write_text(
+        "import nox\n\n"
+        "def run_one(session): ...\n\n"
+        "for combination_id in ['cpu-a']:\n"
+        "    nox.session(run_one, name=combination_id, python=False)\n"
+    )
     assert repro_command(combo, matrix=matrix.path) == "nox -s cpu-a"
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from repromatrix.nightly.triage import INSTALL, triage
 from repromatrix.outcomes import COLLECTION_ID
 from repromatrix.results import CaseResult, CombinationResult, Results
@@ -68,6 +72,8 @@ def test_one_floating_pin_moved_to_a_newer_release_is_bisected() -> None:
         "case": CASE,
         "pins": "torch=system peft==0.17.1",
         "issue": "12",
+        "cell": "",  # triage() was given no cells: nothing to carry
+        "hunt": f"bisect:transformers:4.57.0:4.58.0:tf-latest:{CASE}",
     }
 
 
@@ -267,7 +273,9 @@ def test_a_pin_that_moved_back_is_not_bisected() -> None:
     assert "transformers moved back (4.57.0 -> 4.56.2)" in found.not_bisected[0]
 
 
-def test_several_packages_moved_become_a_culprit_hunt_between_the_two_locks() -> None:
+def test_several_packages_moved_become_a_culprit_hunt_between_the_two_locks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     before = {**TONIGHT_RESOLVED, "transformers": "4.57.0", "tokenizers": "0.21.1"}
     moved = {**TONIGHT_RESOLVED, "peft": "0.18.0", "tokenizers": "0.22.1", "rich": "15.0.0"}
     found = triage(
@@ -289,6 +297,7 @@ def test_several_packages_moved_become_a_culprit_hunt_between_the_two_locks() ->
     assert inputs["good"].split() == list(hunt.good) and inputs["issue"] == "7"
     assert "culprit hunt over the 4 packages" in found.not_bisected[0]
     assert found.dump()["culprits"][0]["combination"] == "tf-latest"
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # this repository: its noxfile
     assert hunt.command("base", "tonight").startswith(
         "nox -s culprit -- --good-results base --bad-results tonight --combination tf-latest"
     )

@@ -23,7 +23,11 @@ import json, os, sys
 with open(os.environ["GH_LOG"], "a") as log:
     log.write(json.dumps(sys.argv[1:]) + "\\n")
 args = sys.argv[1:]
-if args[:2] == ["issue", "list"]:
+if os.environ.get("GH_FAIL") and args[0] == os.environ["GH_FAIL"]:
+    sys.exit("HTTP 401: Bad credentials (https://api.github.com/graphql)")
+if args[:2] == ["issue", "view"]:
+    print('{{"comments": []}}')
+elif args[:2] == ["issue", "list"]:
     print(os.environ.get("GH_ISSUES", "[]"))
 elif args[:2] == ["issue", "create"]:
     print("https://github.com/o/r/issues/77")
@@ -55,13 +59,16 @@ def nightly(tmp_path: Path):
     (tonight / "summary.md").write_text("# Nightly\n| combination | verdict |\n")
     log, outputs = tmp_path / "gh.log", tmp_path / "outputs"
 
-    def run(*extra: str, issues: str = "[]") -> tuple[list[list[str]], dict[str, str], str]:
+    def run(
+        *extra: str, issues: str = "[]", fail: str = ""
+    ) -> tuple[list[list[str]], dict[str, str], str]:
         env = {
             "PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin",
             "PYTHONPATH": str(REPO / "src"),
             "GH_LOG": str(log),
             "GH_ISSUES": issues,
             "GITHUB_OUTPUT": str(outputs),
+            "GH_FAIL": fail,
         }
         log.unlink(missing_ok=True)
         outputs.unlink(missing_ok=True)
@@ -72,12 +79,16 @@ def nightly(tmp_path: Path):
             text=True,
             cwd=tmp_path,
         )
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == (1 if fail else 0), done.stderr
         calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
         written = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
-        return calls, written, done.stdout
+        return calls, written, done.stderr if fail else done.stdout
 
     return run, tonight, baseline
+
+
+def _fields(call: list[str]) -> dict[str, str]:
+    return dict(call[i + 1].split("=", 1) for i, a in enumerate(call) if a == "-f")
 
 
 def test_a_regression_opens_the_tracking_issue_and_dispatches_the_bisect(nightly) -> None:
@@ -90,14 +101,21 @@ def test_a_regression_opens_the_tracking_issue_and_dispatches_the_bisect(nightly
         "--dispatch",
         "--ref",
         "main",
+        "--run-url",
+        "https://github.com/o/r/actions/runs/9",
     )
-    assert calls[0][:2] == ["issue", "list"]
+    assert calls[0][:4] == ["issue", "list", "--state", "all"]
     assert calls[1][:3] == ["label", "create", "nightly-regression"]
     assert calls[2][:2] == ["issue", "create"]
-    assert calls[2][calls[2].index("--body-file") + 1] == str(tonight / "summary.md")
+    body = Path(calls[2][calls[2].index("--body-file") + 1]).read_text()
+    assert "1 new, 0 still failing, 0 fixed" in body
+    assert f"| `tf-latest` | `{CASE}` | failed |" in body  # under "New tonight"
+    assert "transformers 4.57.0..4.58.0 (first-bad)" in body  # the hunt, awaiting its answer
+    assert "# Nightly" in body  # summary.md, collapsed below
     dispatch = calls[3]
     assert dispatch[:5] == ["workflow", "run", "bisect.yml", "--ref", "main"]
-    fields = dict(dispatch[i + 1].split("=", 1) for i, a in enumerate(dispatch) if a == "-f")
+    fields = _fields(dispatch)
+    assert fields.pop("hunt") == f"bisect:transformers:4.57.0:4.58.0:tf-latest:{CASE}"
     assert fields == {
         "package": "transformers",
         "good": "4.57.0",
@@ -105,35 +123,85 @@ def test_a_regression_opens_the_tracking_issue_and_dispatches_the_bisect(nightly
         "find": "first-bad",
         "case": CASE,
         "pins": "peft==0.17.1",
+        "cell": "",  # tf-latest is in no matrix here
         "issue": "77",
     }
-    assert outputs == {"regressed": "true", "issue": "77", "bisects": "1", "culprits": "0"}
+    assert outputs == {
+        "new": "true",
+        "regressed": "true",
+        "issue": "77",
+        "bisects": "1",
+        "culprits": "0",
+    }
     assert "regressed: tf-latest" in stdout
     written = json.loads((tonight / "triage.json").read_text())
     assert written["bisects"][0]["package"] == "transformers"
+    assert written["tracking"]["new"][0]["since_run"] == "https://github.com/o/r/actions/runs/9"
 
 
 def test_an_open_tracking_issue_is_updated_not_duplicated(nightly) -> None:
     run, tonight, baseline = nightly
-    issues = json.dumps([{"number": 5, "title": "Nightly: regressions"}])
+    issues = json.dumps([{"number": 5, "title": "Nightly: regressions", "state": "OPEN"}])
     calls, outputs, _ = run(
         "--baseline", str(baseline), "--summary", str(tonight / "summary.md"), issues=issues
     )
     assert [c[:3] for c in calls] == [
         ["issue", "list", "--state"],
+        ["issue", "view", "5"],  # its comments: the hunts' answers
         ["issue", "edit", "5"],
     ]
     assert outputs["issue"] == "5"
 
 
-def test_nothing_regressed_touches_nothing(nightly, tmp_path: Path) -> None:
+def test_a_failure_that_failed_last_night_too_is_tracked_but_not_new(
+    nightly, tmp_path: Path
+) -> None:
+    """No issue says what was failing, so last night's results do: the failure is
+    still failing (the issue lists it), and the run is not red for it."""
     run, tonight, _ = nightly
     same = _results(tmp_path / "same", "4.58.0", "failed")
     calls, outputs, _ = run(
         "--baseline", str(same), "--summary", str(tonight / "summary.md"), "--dispatch"
     )
-    assert calls == []
-    assert outputs == {"regressed": "false", "issue": "", "bisects": "0", "culprits": "0"}
+    assert [c[:2] for c in calls] == [["issue", "list"], ["label", "create"], ["issue", "create"]]
+    body = Path(calls[2][calls[2].index("--body-file") + 1]).read_text()
+    assert "0 new, 1 still failing" in body and "before tracking" in body
+    assert outputs["new"] == "false" and outputs["bisects"] == "0"
+
+
+def test_a_first_night_failure_is_new_and_red(nightly) -> None:
+    """Without a baseline nothing can be bisected, but the failure is new all the same."""
+    run, tonight, _ = nightly
+    calls, outputs, _ = run(
+        "--summary", str(tonight / "summary.md"), "--baseline-note", "no baseline: a first night"
+    )
+    body = Path(calls[-1][calls[-1].index("--body-file") + 1]).read_text()
+    assert "> no baseline: a first night" in body
+    assert outputs["new"] == "true" and outputs["regressed"] == "false"
+
+
+def test_a_corrupt_baseline_is_said_and_tonight_judged_alone(nightly, tmp_path: Path) -> None:
+    run, tonight, _ = nightly
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    (corrupt / "results.json").write_text('{"schema": 1, "combinations": [')
+    calls, outputs, stdout = run(
+        "--baseline", str(corrupt), "--summary", str(tonight / "summary.md")
+    )
+    assert "no baseline:" in stdout and "not valid JSON" in stdout
+    body = Path(calls[-1][calls[-1].index("--body-file") + 1]).read_text()
+    assert "not valid JSON" in body and "tonight is judged without one" in body
+    assert outputs["new"] == "true"
+
+
+def test_gh_failing_is_one_line_after_the_triage_is_written(nightly) -> None:
+    run, tonight, baseline = nightly
+    done = run("--baseline", str(baseline), "--summary", str(tonight / "summary.md"), fail="issue")
+    _calls, outputs, stderr = done
+    assert outputs["new"] == "true"  # the step outputs are there for the red step
+    assert json.loads((tonight / "triage.json").read_text())["gh_error"].startswith("gh issue")
+    [line] = [x for x in stderr.splitlines() if x.strip()]
+    assert "gh issue list failed: HTTP 401" in line and "Traceback" not in stderr
 
 
 def test_without_gh_the_commands_are_printed(nightly, tmp_path: Path) -> None:
@@ -160,5 +228,12 @@ def test_a_failure_the_registry_knows_is_not_a_regression(nightly, tmp_path: Pat
         *("--baseline", str(baseline), "--summary", summary, "--dispatch"),
         *("--known-issues", str(registry)),
     )
-    assert calls == [] and "regressed:" not in stdout
-    assert outputs == {"regressed": "false", "issue": "", "bisects": "0", "culprits": "0"}
+    assert [c[:2] for c in calls] == [["issue", "list"]]  # an open issue would be closed
+    assert "regressed:" not in stdout
+    assert outputs == {
+        "new": "false",
+        "regressed": "false",
+        "issue": "",
+        "bisects": "0",
+        "culprits": "0",
+    }

@@ -15,10 +15,12 @@ import pytest
 from support.faults import (
     WORK_CASES,
     alive,
+    combination_files,
     end_events,
     ids_of,
     make_project,
     one_line,
+    results_ids,
     three_combinations,
     wait_for,
 )
@@ -114,3 +116,74 @@ def test_the_schedulers_gpu_share_reaches_the_cell(
     assert shared.visible_devices == "1,3"
     # Same environment: the share is the cell's process environment, not its identity.
     assert shared.environment.identity == plain.environment.identity
+
+
+@pytest.mark.parametrize(
+    ("sig", "words"),
+    [(signal.SIGTERM, "terminated (SIGTERM)"), (signal.SIGHUP, "hung up (SIGHUP)")],
+)
+def test_sigterm_and_sighup_stop_the_run_as_ctrl_c_does(
+    tmp_path: Path, shared_env_store: Path, sig: signal.Signals, words: str
+) -> None:
+    """A cancelled CI job (SIGTERM) or a closed terminal (SIGHUP) mid-case: one line,
+    the cell stopped, the finished case kept, --resume finishes. Before: the harness
+    died silently and the cell's interrupted case was left to the parent-death signal."""
+    project = make_project(
+        tmp_path / "project",
+        shared_env_store,
+        three_combinations(slow_seconds=30),
+        {"test_work.py": WORK_CASES},
+    )
+    proc = project.start()
+    wait_for(lambda: project.pids("a", "test_slow"), 180, "the slow case running")
+    victims = project.pids("a", "test_slow")
+    os.kill(proc.pid, sig)
+    _, err = proc.communicate(timeout=180)
+    assert proc.returncode == 128 + sig
+    assert one_line(err) == f"repromatrix: {words}; finished results are kept (--resume continues)"
+    for pid in victims:
+        wait_for(lambda pid=pid: not alive(pid), 10, "the cell to stop", step=0.05)
+    records = end_events(project.results / "records" / "a.jsonl")
+    assert records == {"test_work.py::test_fast": 1}, records
+
+    (project.root / "slow.txt").write_text("0.1")
+    done = project.run("--resume")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert results_ids(project.results) == ["a", "b", "c"]
+    runs = project.executions()
+    assert (runs[("a", "test_fast")], runs[("a", "test_slow")]) == (1, 2)
+
+
+def test_a_closed_output_keeps_the_running_combination_and_stops(
+    tmp_path: Path, shared_env_store: Path
+) -> None:
+    """`repromatrix run | head -2`: the reader goes away after two lines. The
+    combination running finishes and is recorded (results.json has it), no other
+    starts, one line says why, and --resume runs the rest. Before: the closed pipe
+    broke the running combination and nothing was recorded, silently."""
+    project = make_project(
+        tmp_path / "project",
+        shared_env_store,
+        three_combinations(slow_seconds=1),
+        {"test_work.py": WORK_CASES},
+    )
+    proc = project.start()
+    assert proc.stdout is not None
+    head = [proc.stdout.readline() for _ in range(2)]
+    assert all(head), head
+    proc.stdout.close()  # what head does after its two lines
+    err = proc.stderr.read() if proc.stderr else ""
+    proc.wait(timeout=180)
+    assert proc.returncode == 128 + signal.SIGPIPE, err
+    assert one_line(err) == (
+        "repromatrix: stopped: its output was closed; finished results are kept "
+        "(--resume continues)"
+    )
+    assert results_ids(project.results) == ["a"]
+    assert sorted(combination_files(project.results)) == ["a"]
+
+    done = project.run("--resume")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "a: kept from the interrupted run" in done.stdout
+    assert results_ids(project.results) == ["a", "b", "c"]
+    assert all(n == 1 for n in project.executions().values())

@@ -4,6 +4,8 @@ line (in each mode), and nothing the first one writes is lost or moved."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -12,8 +14,10 @@ from support.faults import (
     combination_files,
     end_events,
     ids_of,
+    kill_group,
     make_project,
     one_line,
+    results_ids,
     three_combinations,
     wait_for,
 )
@@ -57,3 +61,42 @@ def test_a_second_run_into_the_same_directory_is_refused(
     # Only the first run's cases ran.
     assert all(n == 1 for n in project.executions().values())
     assert len(project.executions()) == 9
+
+
+def test_a_complete_run_outlives_two_interrupted_ones(
+    tmp_path: Path, shared_env_store: Path
+) -> None:
+    """A complete run, then a run stopped by Ctrl-C and one killed outright: the
+    complete run is still latest.previous, byte for byte (before: latest and
+    latest.previous held the two partial runs and the complete one was gone); the
+    first partial run is latest.interrupted; --resume finishes the last one."""
+    project = make_project(
+        tmp_path / "project",
+        shared_env_store,
+        three_combinations(slow_seconds=0.1),
+        {"test_work.py": WORK_CASES},
+    )
+    done = project.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    complete = (project.results / "results.json").read_bytes()
+    previous = project.results.with_name("latest.previous")
+
+    (project.root / "slow.txt").write_text("60")
+    for stop in (signal.SIGINT, signal.SIGKILL):
+        before = len(project.pids("a", "test_slow"))
+        proc = project.start()
+        wait_for(lambda b=before: len(project.pids("a", "test_slow")) > b, 180, "a slow case")
+        if stop == signal.SIGKILL:
+            kill_group(proc)
+        else:
+            os.kill(proc.pid, stop)
+            proc.communicate(timeout=120)
+            assert proc.returncode == 130
+        assert (previous / "results.json").read_bytes() == complete
+
+    assert project.results.with_name("latest.interrupted").is_dir()
+    (project.root / "slow.txt").write_text("0.1")
+    resumed = project.run("--resume")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert results_ids(project.results) == ["a", "b", "c"]
+    assert (previous / "results.json").read_bytes() == complete

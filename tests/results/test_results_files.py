@@ -65,3 +65,47 @@ def test_the_stored_words_are_the_vocabulary(tmp_path):
     assert combination.cases[0].status is CaseStatus.KNOWN_BROKEN
     with pytest.raises(ValueError):
         combination.status = "broken"  # assigned later, checked like a read
+
+
+def _run(latest, text, *, interrupted=False, mode="fresh"):
+    """One run into ``latest`` writing results.json = text; cut off when asked."""
+    from repromatrix.results import ResultsDir
+
+    class Cut(Exception):
+        pass
+
+    try:
+        with ResultsDir(latest).claimed(mode) as out:
+            (out.path / "results.json").write_text(text)
+            if interrupted:
+                raise Cut
+    except Cut:
+        pass
+
+
+def test_the_previous_run_is_the_last_complete_one(tmp_path):
+    """A complete run, then two interrupted ones: the complete run stays
+    latest.previous (before: the two partial runs were latest and latest.previous and
+    the complete one was gone). The interrupted run a fresh run replaces is kept as
+    latest.interrupted; the one still in latest can be resumed."""
+    latest = tmp_path / "latest"
+    previous, cut = tmp_path / "latest.previous", tmp_path / "latest.interrupted"
+    _run(latest, "A")
+    _run(latest, "B", interrupted=True)
+    assert (previous / "results.json").read_text() == "A"
+    _run(latest, "C", interrupted=True)
+    assert (previous / "results.json").read_text() == "A"
+    assert (cut / "results.json").read_text() == "B"
+    assert (latest / "results.json").read_text() == "C"
+    # A rerender (update) of the interrupted run does not make it complete ...
+    _run(latest, "C", mode="update")
+    _run(latest, "D")
+    assert (previous / "results.json").read_text() == "A", "C was never complete"
+    assert (cut / "results.json").read_text() == "C"
+    # ... a resume does, and a complete run becomes the previous one.
+    _run(latest, "E", interrupted=True)
+    _run(latest, "E+", mode="resume")
+    _run(latest, "F")
+    assert (previous / "results.json").read_text() == "E+"
+    assert (latest / "results.json").read_text() == "F"
+    assert not (latest / ".unfinished").exists()

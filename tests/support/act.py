@@ -22,6 +22,7 @@ import platform
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import zipfile
@@ -102,6 +103,13 @@ def runner_bin(folder: Path, gh: GhDouble) -> Path:
     return folder
 
 
+def free_port() -> int:
+    """A port on 127.0.0.1 nothing listens on now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 @dataclass
 class ActRun:
     returncode: int
@@ -179,6 +187,8 @@ def act_run(
         "-s", f"GITHUB_TOKEN={TOKEN}",
         "--no-cache-server",
         "--artifact-server-addr", "127.0.0.1",
+        # act's default port is fixed: two runs at once (pytest-xdist) would collide.
+        "--artifact-server-port", str(free_port()),
         "--artifact-server-path", str(folder / "artifacts"),
         "--action-offline-mode",
     ]  # fmt: skip

@@ -50,7 +50,7 @@ def test_night_1_green_uploads_results_and_opens_no_issue(scenario: Scenario) ->
     # no baseline: gh run list served nothing, so nothing was downloaded
     assert scenario.gh.calls_to("run", "list")
     assert not scenario.gh.calls_to("run", "download")
-    assert "no earlier nightly results: nothing to compare with" in run.log
+    assert "no baseline: no earlier completed nightly run (a first night)" in run.log
     assert not scenario.gh.calls_to("issue", "create")
     assert not scenario.gh.calls_to("workflow", "run")
     assert scenario.gh.issues() == []

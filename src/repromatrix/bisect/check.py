@@ -13,8 +13,11 @@ An environment that cannot be built with the pins is untestable (skip), as in
 git bisect: it says nothing about the behaviour being looked for. So is a probe
 that dies importing a package nobody pinned (ModuleNotFoundError / ImportError
 naming a module of no pinned package): the environment lacks what the probe
-needs, and calling that "bad" would bisect the wrong bug. A failure's detail
-ends with the error's last line ("exit 1: RuntimeError: ..."), not only "exit 1".
+needs, and calling that "bad" would bisect the wrong bug.
+
+A script step's detail is its exit status and the probe's own reason (reason.py:
+an uncaught exception's line, else its last stdout line, else stderr's last line
+that is no warning's).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import ast
 import hashlib
 import json
 import re
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -33,12 +37,13 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from repromatrix import procs, redact
+from repromatrix.bisect.reason import one_line, probe_reason
 from repromatrix.bisect.search import Observation, ProbeOutcome
 from repromatrix.environment import Environment, EnvRequest, EnvStore, IndexSettings, InstallError
-from repromatrix.environment.as_of import dated_release, is_date
+from repromatrix.environment.as_of import TimeTravel, dated_release, is_date
 from repromatrix.errors import UserError
 from repromatrix.execution.runner import CaseRecord, CaseRunner, run_script
-from repromatrix.matrix import DEFAULT_PACKAGES
+from repromatrix.matrix import DEFAULT_PACKAGES, CaseIndex
 from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
 from repromatrix.outcomes import COLLECTION_ID
 from repromatrix.redact import machine_places, portable_path, redact_text, shorten_paths
@@ -155,35 +160,34 @@ class Probe:
             "timeout": self.timeout,
         }
 
-    def defined(self) -> Probe:
-        """The validated probe, whose case the file also defines (a test function or
-        class named by its node id, read from the source: nothing is imported). A
-        bisect over a case that does not exist could only end "could not conclude"."""
+    def defined(self, say: Callable[[str], None] | None = None) -> Probe:
+        """The validated probe, whose case the file also defines: the test function
+        or class, and the ``[param]`` id when the parametrize marks can be read
+        (matrix/case_ids.py; read from the source, nothing is imported). A search
+        over a case that does not exist could only end "could not conclude", and
+        ``check`` would answer "untestable" at every commit of a git bisect run.
+        Parameter ids made at collection time cannot be checked: ``say`` gets one
+        line that says so (stderr by default), and the id is kept."""
         probe = self.validated()
         if probe.case is None or "::" not in probe.case:
             return probe
-        path, name = probe.case.split("::")[:2]
-        name = name.split("[", 1)[0]
+        path = probe.case.split("::", 1)[0]
         try:
-            tree = ast.parse((probe.cases_root / path).read_text(encoding="utf-8"))
+            ast.parse((probe.cases_root / path).read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError) as err:
             raise UserError(f"--case {self.case}: cannot read {path} ({err})") from None
-        if name not in _top_level_names(tree):
-            raise UserError(f"--case {self.case}: {path} defines no {name!r}")
+        index = CaseIndex(probe.cases_root)
+        problem = index.problem(probe.case)
+        if problem:
+            raise UserError(f"--case {self.case}: {problem}")
+        unchecked = index.unchecked_param(probe.case)
+        if unchecked:
+            line = (
+                f"note: --case {self.case}: its parameter id cannot be checked before "
+                f"it runs ({unchecked})"
+            )
+            (say or (lambda text: print(text, file=sys.stderr)))(line)
         return probe
-
-
-def _top_level_names(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {t.id for t in targets if isinstance(t, ast.Name)}
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return names
 
 
 def searched_probe(
@@ -203,6 +207,16 @@ def searched_probe(
     return probe.defined()
 
 
+@dataclass(frozen=True)
+class CellSettings:
+    """What a combination sets for its cell beyond pins and indexes (``--cell``, a
+    nightly hunt): uv's overrides and the variables its probe runs with. Both are
+    part of the environment's identity, as in a matrix run."""
+
+    overrides: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+
+
 @dataclass
 class CheckOptions:
     pins: tuple[Pin, ...]
@@ -216,11 +230,13 @@ class CheckOptions:
     # CUDA_VISIBLE_DEVICES for the probe (parallel probes on a multi-GPU host, one GPU
     # group each); None: what this process sees.
     visible_devices: str | None = None
+    cell: CellSettings = field(default_factory=CellSettings)
 
     def probe_env(self) -> dict[str, str]:
-        return (
-            {} if self.visible_devices is None else {"CUDA_VISIBLE_DEVICES": self.visible_devices}
-        )
+        env = dict(self.cell.env)
+        if self.visible_devices is not None:
+            env["CUDA_VISIBLE_DEVICES"] = self.visible_devices
+        return env
 
 
 Log = Callable[[str], None]
@@ -249,6 +265,8 @@ def check(
         index=options.index,
         as_of=options.as_of,
         stack=options.stack if options.as_of else (),
+        overrides=options.cell.overrides,
+        env=options.cell.env,
     )
     try:
         env = EnvStore(options.env_dir).build(
@@ -258,11 +276,16 @@ def check(
         (workdir / f"{name}.install.log").write_text(
             redact_text("\n".join([*install_lines, err.log]))
         )
+        failed: dict = {"install_error": f"{err.stage}: {err.message}"}
+        travel = err.time_travel
+        if isinstance(travel, TimeTravel) and (capped := travel.capped_in(err.message)):
+            # The date cap refused what a pin needs: bisect.md / sweep.md say so.
+            failed["as_of_cap"] = {"as_of": travel.as_of, "date": travel.cutoff, "packages": capped}
         return Observation(
             ProbeOutcome.SKIP,
-            f"install-error: {err.stage}: {_one_line(err.message)}",
+            f"install-error: {err.stage}: {one_line(err.message)}",
             time.monotonic() - started,
-            {"install_error": f"{err.stage}: {err.message}"},
+            failed,
         )
     (workdir / f"{name}.install.log").write_text(redact_text("\n".join(install_lines)))
     say(f"environment {env.identity[:16]} {'reused' if env.reused else 'built'}")
@@ -346,23 +369,16 @@ def _run_script(
     assert probe.script is not None
     done = run_script(env, probe.script, timeout=probe.timeout, extra_env=extra_env or {})
     output = done.stdout + ("\n" if done.stdout and done.stderr else "") + done.stderr
-    said = shorten(redact_text(last_line(done.stderr) or last_line(done.stdout)))
+    said = shorten(redact_text(probe_reason(done.returncode, done.stdout, done.stderr)))
     if done.timed_out:
-        return ProbeOutcome.BAD, f"timed out after {probe.timeout:.0f} s", output
+        return ProbeOutcome.BAD, _with(f"timed out after {probe.timeout:.0f} s", said), output
     if done.returncode == 0:
-        return ProbeOutcome.GOOD, "exit 0", output
+        return ProbeOutcome.GOOD, _with("exit 0", said), output
     if done.returncode == SCRIPT_SKIP:
         return ProbeOutcome.SKIP, _with(f"exit {SCRIPT_SKIP}: untestable", said), output
     if done.returncode < 0:
         return ProbeOutcome.BAD, _with(f"killed by signal {-done.returncode}", said), output
     return ProbeOutcome.BAD, _with(f"exit {done.returncode}", said), output
-
-
-def last_line(text: str) -> str:
-    """The last non-blank line of a program's output, one line of at most 300
-    characters: a traceback's last line is the error itself."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    return _one_line(lines[-1]) if lines else ""
 
 
 def _with(head: str, said: str) -> str:
@@ -393,14 +409,14 @@ def _run_case(
     failing = [r for r in ran.cases if r.outcome not in ("passed", "skipped")]
     if failing:
         first = failing[0]
-        said = [part for part in (first.error_type, _one_line(first.message)) if part]
+        said = [part for part in (first.error_type, one_line(first.message)) if part]
         if len(said) == 2 and said[1].startswith(said[0]):
             said = said[1:]
         return ProbeOutcome.BAD, ": ".join([first.outcome, *said])
     if "passed" in outcomes:
         return ProbeOutcome.GOOD, "passed"
     if ran.cases:
-        return ProbeOutcome.SKIP, f"skipped: {_one_line(ran.cases[0].message)}"
+        return ProbeOutcome.SKIP, f"skipped: {one_line(ran.cases[0].message)}"
     return ProbeOutcome.SKIP, f"no case matched {probe.case}"
 
 
@@ -415,18 +431,13 @@ def _not_found(records: list[CaseRecord]) -> bool:
     )
 
 
-def _one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
 # --------------------------------------------------------------------------- the command
 
 
 def run_check(options: CheckOptions, *, say: Log = print, tell: Log = print) -> int:
     """``repromatrix check``: one verdict as git bisect run's exit code; what the run
     printed goes to ``say``, the verdict line to ``tell``."""
-    probe = options.probe.validated()
+    probe = options.probe.defined(say)
     if options.as_of is not None and not is_date(options.as_of):
         dated_release(options.as_of, options.pins)  # bad input: before anything is built
     options = replace(options, probe=probe)

@@ -16,18 +16,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shlex
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 from rich.console import Console
 
-from repromatrix import __version__
-from repromatrix.bisect.check import CheckOptions, Probe, check
+from repromatrix import __version__, procs
+from repromatrix.bisect.check import CellSettings, CheckOptions, Probe, check
 from repromatrix.bisect.culprit_report import CulpritRecord, CulpritStep, verdict_line
 from repromatrix.bisect.culprit_report import write as write_report
 from repromatrix.bisect.ddmin import Attempt, DdminResult, Outcome, Status, Trial, ddmin, most_runs
@@ -36,6 +35,7 @@ from repromatrix.bisect.locks import Change, Lock, diff, lock_from_resolved, mix
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
+from repromatrix.matrix.sessions import command_line
 from repromatrix.outcomes import ProbeOutcome
 from repromatrix.results import ResultsDir, load_results, utc_now
 
@@ -61,6 +61,7 @@ class CulpritOptions:
     install_timeout: float = 1800.0
     index: IndexSettings | None = None
     command: str = ""  # the command that reruns it (cli builds it)
+    cell: CellSettings = field(default_factory=CellSettings)  # --cell: overrides, env
 
 
 def locks_from_results(good: Path, bad: Path, combination: str) -> tuple[Lock, Lock]:
@@ -75,6 +76,40 @@ def locks_from_results(good: Path, bad: Path, combination: str) -> tuple[Lock, L
             raise UserError(f"{option} {folder}: no combination {combination!r} in results.json")
         locks.append(lock_from_resolved(found.resolved, f"{path} ({combination})"))
     return locks[0], locks[1]
+
+
+# A report folder's name: one folder inside --out, nothing a shell or a URL trips on.
+_FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
+
+
+def checked_name(name: str | None) -> str | None:
+    """--name as given, when it names one folder inside --out; bad input otherwise
+    (``../../x`` would write the report outside it)."""
+    if name is None or name == "":
+        return None
+    if not _FOLDER_NAME.fullmatch(name) or ".." in name:
+        raise UserError(
+            f"--name {name!r}: not a folder name (letters, digits, '.', '_', '+', '-'; "
+            "no '/' or '..'; at most 100 characters)"
+        )
+    return name
+
+
+def lock_index(base: IndexSettings, *locks: Lock) -> IndexSettings:
+    """The indexes the locks were resolved from, over ``base`` (the user's
+    configuration, or --wheelhouse): the first lock's --index-url replaces the default
+    index, another lock's different one is added as an extra index; extra indexes and
+    find-links of both come first. A lock's --no-index keeps only find-links."""
+    urls = [lock.index.index_url for lock in locks if lock.index.index_url]
+    extra = tuple(dict.fromkeys([*urls[1:], *(u for k in locks for u in k.index.extra_index_urls)]))
+    merged = base.overlaid(
+        index_url=urls[0] if urls else None,
+        extra_index_urls=tuple(u for u in extra if u != (urls[0] if urls else None)),
+        find_links=tuple(dict.fromkeys(f for k in locks for f in k.index.find_links)),
+    )
+    if any(lock.index.no_index for lock in locks):
+        merged = replace(merged, no_index=True)
+    return merged
 
 
 def default_name(options: CulpritOptions) -> str:
@@ -99,7 +134,8 @@ def run_culprit(
 ) -> tuple[CulpritRecord, int]:
     """Run the hunt; returns the record written and the exit status."""
     show = console or Console(stderr=True)
-    probe = options.probe.validated()
+    procs.reset_cancelled()
+    probe = options.probe.defined(lambda line: show.print(line, highlight=False))
     if options.jobs < 1:
         raise UserError(f"--jobs {options.jobs}: must be 1 or more")
     held = frozenset(pin.package for pin in options.pins)
@@ -110,8 +146,8 @@ def run_culprit(
             "(outside --pin); nothing to hunt"
         )
     by_name = {c.package: c for c in changes}
-    index = options.index or IndexSettings.from_environment()
-    folder = options.out / (options.name or default_name(options))
+    index = lock_index(options.index or IndexSettings.from_environment(), options.good, options.bad)
+    folder = options.out / (checked_name(options.name) or default_name(options))
     clock = time.monotonic()
     record = CulpritRecord(
         name=folder.name,
@@ -122,6 +158,7 @@ def run_culprit(
         most_runs=most_runs(len(changes)),
         pins=[pin_text(p) for p in options.pins],
         probe=probe.record(),
+        index=index.describe(),
         command=options.command,
         repromatrix=__version__,
     )
@@ -147,6 +184,7 @@ def run_culprit(
                     python=options.python,
                     env_dir=options.env_dir,
                     install_timeout=options.install_timeout,
+                    cell=options.cell,
                 ),
                 workdir=folder / "steps",
                 name=f"step-{step:02d}",
@@ -191,6 +229,7 @@ def run_culprit(
             if result.status is Status.FOUND and len(result.culprits) == 1 and options.releases:
                 _bisect_releases(record, result, options, by_name, probe, index, folder, show)
         except BaseException:
+            procs.cancel_all()  # probes in other threads (--jobs N) stop with the hunt
             record.status, record.finished = "interrupted", utc_now()
             save()
             raise
@@ -262,6 +301,7 @@ def _bisect_releases(
                 env_dir=options.env_dir,
                 install_timeout=options.install_timeout,
                 index=index,
+                cell=options.cell,
             ),
             console=show,
             say=lambda line: show.print(f"release bisect: {line}", highlight=False),
@@ -350,4 +390,6 @@ def shown_path(path: Path) -> str:
 
 
 def reproduce_command(args: list[str]) -> str:
-    return "nox -s culprit -- " + shlex.join(args)
+    """The command that reruns this hunt from the working folder: the nox session where
+    its noxfile has one, else repromatrix itself."""
+    return command_line("culprit", args, folder=Path.cwd())

@@ -66,6 +66,7 @@ class CulpritRecord(BaseModel):
     finished: str = ""
     pins: list[str] = []
     probe: dict[str, Any] = {}
+    index: dict[str, Any] = {}  # where the cells resolved from (credentials masked)
     command: str = ""
     repromatrix: str = ""
 
@@ -144,6 +145,12 @@ def markdown(record: CulpritRecord) -> str:
     for change in record.changed:
         lines.append(f"| {change['package']} | {change['good'] or '-'} | {change['bad'] or '-'} |")
     lines += ["", "</details>", "", "Reproduce:", "", "```", record.command, "```", ""]
+    if record.index:
+        shown = "; ".join(
+            f"{key}: {', '.join(value) if isinstance(value, list) else value}"
+            for key, value in record.index.items()
+        )
+        lines += [f"Index: {shown}", ""]
     return redact_text("\n".join(lines))
 
 

@@ -12,11 +12,10 @@ the verdict line to stdout. Exit status: 0 found, 1 could not conclude, 2 bad in
 from __future__ import annotations
 
 import re
-import shlex
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +23,9 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from rich.console import Console
 
-from repromatrix import __version__
+from repromatrix import __version__, procs
 from repromatrix.bisect.candidates import Listing, list_releases
-from repromatrix.bisect.check import CheckOptions, Probe, check, searched_probe
+from repromatrix.bisect.check import CellSettings, CheckOptions, Probe, check, searched_probe
 from repromatrix.bisect.commits import (
     Commit,
     History,
@@ -43,6 +42,7 @@ from repromatrix.bisect.report import (
     verdict_line,
 )
 from repromatrix.bisect.report import write as write_report
+from repromatrix.bisect.rerun import as_of_args, note_refusal, refusal_line, rerun_command
 from repromatrix.bisect.search import (
     Find,
     Observation,
@@ -55,6 +55,7 @@ from repromatrix.bisect.search import (
     walk_between,
 )
 from repromatrix.environment import Environment, IndexSettings
+from repromatrix.environment.as_of import before_first_release
 from repromatrix.environment.store import default_store_root
 from repromatrix.errors import UserError
 from repromatrix.execution import host, scheduler
@@ -89,6 +90,7 @@ class BisectOptions:
     stack: tuple[str, ...] = DEFAULT_PACKAGES
     jobs: int = 1  # candidates tested at once (k-section)
     git: str | None = None  # the package's repository: bisect its commits too
+    cell: CellSettings = field(default_factory=CellSettings)  # --cell: overrides, env
 
 
 @dataclass
@@ -150,9 +152,13 @@ def run_bisect(
     commits; a release bisect that finds its two adjacent releases goes on into the
     commits between their tags."""
     show = console or Console(stderr=True)
+    procs.reset_cancelled()
     if options.git is not None and not _releases_given(options):
         return _run_commits(options, show, say)
     checked = plan(options)
+    warning = before_first_release(options.as_of, checked.package, checked.index)
+    if warning:
+        show.print(warning, highlight=False)
     started, clock = utc_now(), time.monotonic()
     record = BisectRecord(
         package=checked.package,
@@ -203,9 +209,15 @@ def run_bisect(
         _conclude(record, result, environments)
         if options.git is not None and result.status is Status.FOUND:
             _continue_into_commits(options, checked, record, result, save, environments, show)
+        if "refused" in record.as_of:
+            record.as_of["refused"]["rerun"] = reproduce_command(
+                replace(options, as_of=None), checked
+            )
         record.finished = utc_now()
         save()
     say(record.verdict or verdict_line(record))
+    if "refused" in record.as_of:
+        say(refusal_line(record.as_of["refused"], "candidate"))
     return record, 0 if record.status == Status.FOUND.value else 1
 
 
@@ -238,6 +250,7 @@ def _search(
                 as_of=as_of_for(candidate),
                 stack=options.stack,
                 visible_devices=devices,
+                cell=options.cell,
             ),
             workdir=folder / "steps",
             name=name,
@@ -261,6 +274,12 @@ def _search(
             record.as_of.setdefault("packages", travelled.get("packages", []))
             if travelled.get("note"):
                 record.as_of.setdefault("notes", []).append(travelled["note"])
+            for key in ("today", "needed_by"):  # what newer exact pins kept at today's
+                known = record.as_of.setdefault(key, []) if travelled.get(key) else []
+                known += [name for name in travelled.get(key) or [] if name not in known]
+        cap = step.observation.extra.get("as_of_cap")
+        if cap is not None:
+            note_refusal(record.as_of.setdefault("refused", {}), str(step.candidate), cap)
         save()
         progress.done(step, most_left)
 
@@ -270,6 +289,7 @@ def _search(
             walk, run_round, options.find, options.jobs, on_step=on_step, on_round=progress.round
         )
     except BaseException:
+        procs.cancel_all()  # probes in other threads (--jobs N) stop with the bisect
         record.status, record.finished = "interrupted", utc_now()
         save()
         raise
@@ -379,9 +399,13 @@ def _run_commits(
         )
         record.rounds = result.rounds
         _conclude_commits(record, result, environments)
+        if "refused" in record.as_of:
+            record.as_of["refused"]["rerun"] = _commit_command(replace(options, as_of=None), probe)
         record.finished = utc_now()
         save()
     say(record.verdict or verdict_line(record))
+    if "refused" in record.as_of:
+        say(refusal_line(record.as_of["refused"], "commit"))
     return record, 0 if result.status is Status.FOUND else 1
 
 
@@ -492,11 +516,10 @@ def _commit_command(options: BisectOptions, probe: Probe) -> str:
         args += ["--script", _shown_path(probe.script)]
     if options.find is not Find.FIRST_BAD:
         args += ["--find", options.find.value]
-    if options.as_of is None:
-        args += ["--as-of", "none"]
+    args += as_of_args(options.as_of, options.package)
     if options.jobs != 1:
         args += ["--jobs", str(options.jobs)]
-    return "nox -s bisect -- " + shlex.join(args)
+    return rerun_command("bisect", args)
 
 
 def _safe(name: str) -> str:
@@ -555,8 +578,8 @@ def _step_record(step: Step[Version], package: str) -> StepRecord:
 
 def reproduce_command(options: BisectOptions, checked: Plan) -> str:
     """The command that reruns this bisect, without paths of this machine: the nox
-    session where a noxfile is at hand, else repromatrix itself (a project that
-    only installed the tool)."""
+    session where the working folder's noxfile has one, else repromatrix itself (a
+    project that only installed the tool)."""
     args = ["--package", checked.package, "--good", options.good, "--bad", options.bad]
     for pin in options.pins:
         args += ["--pin", pin_text(pin)]
@@ -569,17 +592,12 @@ def reproduce_command(options: BisectOptions, checked: Plan) -> str:
         args += ["--find", options.find.value]
     if options.pre:
         args.append("--pre")
-    if options.as_of is None:
-        args += ["--as-of", "none"]
-    elif options.as_of != checked.package:
-        args += ["--as-of", options.as_of]
+    args += as_of_args(options.as_of, checked.package)
     if options.jobs != 1:
         args += ["--jobs", str(options.jobs)]
     if options.wheelhouse is not None:
         args += ["--wheelhouse", _shown_path(options.wheelhouse)]
-    if Path("noxfile.py").is_file():
-        return "nox -s bisect -- " + shlex.join(args)
-    return shlex.join(["repromatrix", "bisect", *args])
+    return rerun_command("bisect", args)
 
 
 def _shown_path(path: Path) -> str:

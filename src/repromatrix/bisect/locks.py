@@ -2,10 +2,16 @@
 the changes between two of them.
 
 A lock line is ``name==version`` (extras and an environment marker are allowed and
-dropped); comments, ``# via`` annotations, ``--hash`` options and global options
-(``--index-url`` ...) are not pins. Anything else (a range, a URL, ``-e``, ``-r``)
-is refused with the file and line: a lock that does not say exactly what was
-installed cannot be replayed.
+dropped); comments, ``# via`` annotations and ``--hash`` options are not pins.
+Anything else (a range, a URL, ``-e``, ``-r``) is refused with the file and line: a
+lock that does not say exactly what was installed cannot be replayed.
+
+Where the lock's packages came from is part of it: ``--index-url`` / ``-i``,
+``--extra-index-url``, ``--find-links`` / ``-f`` and ``--no-index`` lines are kept
+(``Lock.index``) and the culprit's cells resolve from them; a relative find-links
+folder is the lock file's neighbour. Other options (``--trusted-host`` ...) change
+nothing that is installed and are passed over. Credentials in these URLs are
+remembered for masking: they never reach a report or the console.
 
 The ``# via`` annotations are kept: they say which package required which, which
 is how culprit.py moves a package together with what it requires.
@@ -20,8 +26,31 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from repromatrix import redact
 from repromatrix.errors import UserError
 from repromatrix.matrix.pins import Pin, PinKind
+
+# A lock's options that say where its packages come from -> LockIndex's field.
+_INDEX_OPTIONS = {
+    "--index-url": "index_url",
+    "-i": "index_url",
+    "--extra-index-url": "extra_index_urls",
+    "--find-links": "find_links",
+    "-f": "find_links",
+}
+
+
+@dataclass(frozen=True)
+class LockIndex:
+    """Where a lock's packages were resolved from (its own option lines)."""
+
+    index_url: str | None = None
+    extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
+    no_index: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.index_url or self.extra_index_urls or self.find_links or self.no_index)
 
 
 @dataclass(frozen=True)
@@ -29,6 +58,7 @@ class Lock:
     source: str  # where it came from, for messages and reports
     pins: dict[str, str]  # canonical name -> exact version
     via: dict[str, frozenset[str]] = field(default_factory=dict)  # name -> who requires it
+    index: LockIndex = field(default_factory=LockIndex)  # its --index-url ... lines
 
     def requires(self, package: str) -> frozenset[str]:
         """The packages ``package`` requires directly, as the annotations say."""
@@ -59,17 +89,43 @@ _VIA = re.compile(r"^#\s*via\b(.*)$")
 _VIA_MORE = re.compile(r"^#\s{2,}(\S.*)$")
 
 
-def read_lock(path: Path) -> Lock:
-    """Read a lock file; a UserError (one line, file:line) for anything not a pin."""
+def read_lock(path: Path, option: str = "") -> Lock:
+    """Read a lock file; a UserError (one line: the option, file[:line]) for anything
+    not a pin, and for a file that is not UTF-8 text."""
+    named = f"{option} {path}" if option else str(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as err:
-        raise UserError(f"{path}: cannot read the lock ({err.strerror or err})") from None
-    return parse_lock(text, str(path))
+        raise UserError(f"{named}: cannot read the lock ({err.strerror or err})") from None
+    except UnicodeDecodeError as err:
+        raise UserError(
+            f"{named}: not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset "
+            f"{err.start}); a lock is a text file of name==version lines"
+        ) from None
+    lock = parse_lock(text, str(path))
+    return Lock(lock.source, lock.pins, lock.via, _local_to(lock.index, path.parent))
+
+
+def _local_to(index: LockIndex, folder: Path) -> LockIndex:
+    """find-links folders written relative to the lock: relative to its folder."""
+
+    def place(location: str) -> str:
+        if "://" in location or Path(location).is_absolute():
+            return location
+        return str((folder / location).resolve())
+
+    return LockIndex(
+        index.index_url,
+        index.extra_index_urls,
+        tuple(place(link) for link in index.find_links),
+        index.no_index,
+    )
 
 
 def parse_lock(text: str, source: str) -> Lock:
     pins: dict[str, str] = {}
+    index: dict[str, list[str]] = {}
+    no_index = False
     via: dict[str, set[str]] = {}
     last: str | None = None  # the package the following '# via' lines annotate
     in_via = False
@@ -88,8 +144,16 @@ def parse_lock(text: str, source: str) -> Lock:
                 in_via = False
             continue
         in_via = False
-        if stripped.startswith("--") and not stripped.startswith("--hash"):
-            continue  # --index-url, --find-links ...: where, not what
+        if stripped.startswith("-") and not stripped.startswith(("--hash", "-e", "-r", "-c")):
+            option, value = _option(stripped)
+            if option == "--no-index":
+                no_index = True
+            elif option in _INDEX_OPTIONS:
+                if not value:
+                    raise UserError(f"{source}:{number}: {option} without a location")
+                redact.remember(texts=[value])  # credentials in the URL: masked everywhere
+                index.setdefault(_INDEX_OPTIONS[option], []).append(value)
+            continue  # --trusted-host, --prefer-binary ...: nothing that is installed
         name, version = _pin(stripped, f"{source}:{number}")
         if name in pins and pins[name] != version:
             raise UserError(
@@ -99,7 +163,25 @@ def parse_lock(text: str, source: str) -> Lock:
         last = name
     if not pins:
         raise UserError(f"{source}: no pins (expected lines of name==version)")
-    return Lock(source, pins, {k: frozenset(v) for k, v in via.items()})
+    urls = index.get("index_url", [])
+    if len(set(urls)) > 1:
+        raise UserError(f"{source}: more than one --index-url ({len(set(urls))})")
+    where = LockIndex(
+        index_url=urls[0] if urls else None,
+        extra_index_urls=tuple(dict.fromkeys(index.get("extra_index_urls", []))),
+        find_links=tuple(dict.fromkeys(index.get("find_links", []))),
+        no_index=no_index,
+    )
+    return Lock(source, pins, {k: frozenset(v) for k, v in via.items()}, where)
+
+
+def _option(line: str) -> tuple[str, str]:
+    """``--index-url URL``, ``--index-url=URL``, ``-i URL`` -> (option, value)."""
+    head, _, rest = line.partition("=") if line.startswith("--") else ("", "", "")
+    if head and " " not in head:
+        return head, rest.strip()
+    option, _, value = line.partition(" ")
+    return option, value.strip()
 
 
 def _logical_lines(text: str):

@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from repromatrix import procs
+from repromatrix.bisect.rerun import refusal_line
 from repromatrix.environment import Environment
 from repromatrix.redact import redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
@@ -254,6 +255,10 @@ def markdown(record: BisectRecord, *, script_text: str | None = None) -> str:
         lines.append(f"- pinned: {', '.join(f'`{p}`' for p in record.pins)}")
     lines.append(f"- mode: {record.mode}; {_rounds_text(record)}")
     lines.append(f"- stack: {_as_of_text(record)}")
+    refused = (record.as_of or {}).get("refused") or {}
+    if refused.get("rerun"):
+        what = "candidate" if record.mode == "releases" else "commit"
+        lines.append(f"- **date cap**: {redact_text(refusal_line(refused, what, '`'))}")
     lines += _commits_lines(record)
     dated = any(step.as_of for step in record.steps)
     lines += [
@@ -319,6 +324,11 @@ def _as_of_text(record: BisectRecord) -> str:
     text = f"{head}: {travelled} resolved as of then"
     if dates:
         text += "; dates: " + ", ".join(f"{v} {d[:10]}" for v, d in dates.items())
+    if as_of.get("today"):
+        text += (
+            f"; today's {', '.join(as_of['today'])} where "
+            f"{', '.join(as_of.get('needed_by') or ['an exact pin'])} (newer) needs them"
+        )
     for note in dict.fromkeys(as_of.get("notes") or []):
         text += f"; {note}"
     return text

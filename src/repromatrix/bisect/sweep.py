@@ -13,27 +13,30 @@ flip: "4.50.3–4.57.6 bad · 5.0.0–5.2.0 good". More than one flip makes the 
 non-monotone, and a bisect over it would mislead.
 
 Progress goes to stderr; the summary line to stdout. Exit status: 0 done (whatever
-the outcomes), 2 bad input.
+the outcomes), 1 nothing could be tested (every release was untestable: no install,
+exit 125, a skipped case), 2 bad input. An interrupted sweep (Ctrl-C, SIGTERM) says
+so in sweep.json, sweep.md and its summary line, with how many releases it tested.
 """
 
 from __future__ import annotations
 
 import enum
-import shlex
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from rich.console import Console
 
-from repromatrix import __version__
+from repromatrix import __version__, procs
 from repromatrix.bisect.candidates import Listing, list_releases, sources
-from repromatrix.bisect.check import CheckOptions, Probe, check, searched_probe
+from repromatrix.bisect.check import CellSettings, CheckOptions, Probe, check, searched_probe
+from repromatrix.bisect.rerun import as_of_args, note_refusal, refusal_line, rerun_command
 from repromatrix.bisect.search import Observation, ProbeOutcome
 from repromatrix.bisect.sweep_report import (
     Range,
@@ -41,6 +44,7 @@ from repromatrix.bisect.sweep_report import (
     SweepRecord,
     Transition,
     case_body,
+    nothing_tested,
     portable_index,
     reproducer,
     reproducer_name,
@@ -48,11 +52,18 @@ from repromatrix.bisect.sweep_report import (
 )
 from repromatrix.bisect.sweep_report import write as write_report
 from repromatrix.environment import IndexSettings
+from repromatrix.environment.as_of import before_first_release
 from repromatrix.errors import UserError
+from repromatrix.execution import host
 from repromatrix.gh import GitHub
+from repromatrix.matrix import DEFAULT_PACKAGES
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
 from repromatrix.redact import URL_CREDENTIALS, portable_path
 from repromatrix.results import ResultsDir, utc_now
+
+NOTHING_TESTED = 1  # exit status: every release was untestable, the sweep has no answer
+# The packages the PyTorch CPU index serves as CPU builds.
+PYTORCH_PACKAGES = ("torch", "torchvision", "torchaudio")
 
 
 class Releases(str, enum.Enum):
@@ -81,8 +92,11 @@ class SweepOptions:
     index: IndexSettings | None = None  # default: the user's configuration (or the wheelhouse)
     issue: int | None = None  # post sweep.md on this GitHub issue
     # Time travel, as check and bisect take it (environment/as_of.py): PACKAGE (each
-    # release with the stack of its upload day), a DATE, or None for today's stack.
+    # release with the stack of its upload day; the command line's default, as for
+    # bisect), a DATE, or None for today's stack.
     as_of: str | None = None
+    stack: tuple[str, ...] = DEFAULT_PACKAGES  # what travels: the matrix's packages
+    cell: CellSettings = field(default_factory=CellSettings)  # --cell: overrides, env
 
 
 @dataclass
@@ -213,7 +227,11 @@ def run_sweep(
 ) -> tuple[SweepRecord, int]:
     """Run the sweep; returns the record written and the exit status."""
     show = console or Console(stderr=True)
+    procs.reset_cancelled()
     checked = plan(options)
+    warning = before_first_release(options.as_of, checked.package, checked.index)
+    if warning:
+        show.print(warning, highlight=False)
     clock = time.monotonic()
     record = SweepRecord(
         package=checked.package,
@@ -248,6 +266,8 @@ def run_sweep(
                 env_dir=options.env_dir,
                 install_timeout=options.install_timeout,
                 as_of=options.as_of,
+                stack=options.stack,
+                cell=options.cell,
             ),
             workdir=checked.folder / "steps",
             name=str(version),
@@ -276,16 +296,25 @@ def run_sweep(
                     save()
                 _progress(show, result, len(record.results), total)
         except BaseException:
+            # Ctrl-C or SIGTERM reach this thread only: stop the probes running in the
+            # others (their children are in sessions of their own), or the exit waits
+            # for them; those threads then raise procs.Cancelled and record nothing.
+            procs.cancel_all()
             pool.shutdown(wait=False, cancel_futures=True)
             record.status, record.finished = "interrupted", utc_now()
+            _conclude(record)
             save()
+            say(record.summary)
             raise
         pool.shutdown()
         record.python = _python(record)
+        bad = [r for r in record.results if r.outcome == ProbeOutcome.BAD.value]
+        on_cpu = bool(bad) and not host.gpus()
         reproducers = {
-            reproducer_name(r.version): _reproducer(r, record, checked, options, script_text)
-            for r in record.results
-            if r.outcome == ProbeOutcome.BAD.value
+            reproducer_name(r.version): _reproducer(
+                r, record, checked, options, script_text, on_cpu=on_cpu
+            )
+            for r in bad
         }
         record.reproducers = {
             r.version: reproducer_name(r.version)
@@ -296,13 +325,22 @@ def run_sweep(
         _conclude(record)
         for transition in record.transitions:
             _narrow(transition, checked, options)
+        refused: dict = {}
+        for result in record.results:
+            if result.as_of_cap:
+                note_refusal(refused, result.version, result.as_of_cap)
+        if refused:
+            refused["rerun"] = reproduce_command(replace(options, as_of=None), checked)
+            record.as_of_refused = refused
         save(reproducers)
     say(record.summary)
+    if record.as_of_refused:
+        say(refusal_line(record.as_of_refused, "release"))
     if options.issue is not None:
         (github or GitHub(say=lambda line: show.print(line, highlight=False))).comment(
             options.issue, checked.folder / "sweep.md"
         )
-    return record, 0
+    return record, NOTHING_TESTED if nothing_tested(record) else 0
 
 
 def _conclude(record: SweepRecord) -> None:
@@ -329,7 +367,8 @@ def _narrow(transition: Transition, checked: Plan, options: SweepOptions) -> Non
     for pin in options.pins:
         args += ["--pin", pin_text(pin)]
     args += _probe_args(checked.probe)
-    transition.bisect = "nox -s bisect -- " + shlex.join(args)
+    args += as_of_args(options.as_of, checked.package)
+    transition.bisect = rerun_command("bisect", args)
 
 
 def _probe_args(probe: Probe) -> list[str]:
@@ -352,6 +391,7 @@ def _result(version: Version, observation: Observation, package: str) -> ResultR
         resolved=resolved,
         python=extra.get("python"),
         as_of=extra.get("as_of"),
+        as_of_cap=extra.get("as_of_cap"),
     )
 
 
@@ -380,6 +420,8 @@ def _reproducer(
     checked: Plan,
     options: SweepOptions,
     script_text: str | None,
+    *,
+    on_cpu: bool = False,
 ) -> str:
     requirements = [f"{checked.package}=={result.version}"]
     notes: list[str] = []
@@ -393,8 +435,14 @@ def _reproducer(
         elif pin.package in result.resolved:  # a range, latest, system: what it resolved to
             requirements.append(f"{pin.package}=={result.resolved[pin.package]}")
             notes.append(f"{pin_text(pin)} resolved to {result.resolved[pin.package]}")
-        elif pin.requirement:
-            requirements.append(pin.requirement)
+        elif requirement := pin.requirement():
+            requirements.append(requirement)
+    cpu_builds = cpu_torch(result.resolved, on_cpu)
+    named = {canonicalize_name(re.split(r"[=<>!~ @;\[]", r, maxsplit=1)[0]) for r in requirements}
+    for name, version in cpu_builds.items():
+        if name not in named:  # only a direct requirement takes a uv source
+            requirements.append(f"{name}=={version}")
+            notes.append(f"{name} {version}: the CPU build, as the sweep ran")
     index, local = portable_index([(s.kind, s.location) for s in sources(checked.index)])
     header = "\n".join(
         [
@@ -413,8 +461,20 @@ def _reproducer(
         body=body,
         python=record.python,
         exclude_newer=_travelled(result),
+        cpu_packages=tuple(cpu_builds),
         header=header + "\n",
     )
+
+
+def cpu_torch(resolved: dict[str, str], on_cpu: bool) -> dict[str, str]:
+    """The PyTorch packages of a run that a reproducer takes from the PyTorch CPU
+    index (name -> version): all of them when the run's torch was a ``+cpu`` build or
+    the host had no GPU; none otherwise. Without it ``uv run`` fetches the CUDA build
+    from PyPI, over a gigabyte a CPU run never used."""
+    torch = resolved.get("torch")
+    if torch is None or not (on_cpu or torch.endswith("+cpu")):
+        return {}
+    return {name: resolved[name] for name in PYTORCH_PACKAGES if name in resolved}
 
 
 def _travelled(result: ResultRecord) -> dict[str, str]:
@@ -423,21 +483,26 @@ def _travelled(result: ResultRecord) -> dict[str, str]:
     exact pins such as torch need today)."""
     travelled = result.as_of or {}
     date = travelled.get("date")
-    return {name: str(date) for name in travelled.get("packages") or []} if date else {}
+    if not date:
+        return {}
+    # The project's own stack (its matrix's packages:), as far as this run installed it.
+    return {name: str(date) for name in travelled.get("packages") or [] if name in result.resolved}
 
 
 def reproduce_command(options: SweepOptions, checked: Plan) -> str:
-    """The nox command that reruns this sweep, without paths of this machine."""
+    """The command that reruns this sweep, without paths of this machine: the nox
+    session where a noxfile is at hand, else repromatrix itself; --as-of kept."""
     args = ["--package", checked.package, "--from", options.start, "--to", options.end]
     if options.releases is not Releases.ALL:
         args += ["--releases", options.releases.value]
     for pin in options.pins:
         args += ["--pin", pin_text(pin)]
     args += _probe_args(checked.probe)
+    args += as_of_args(options.as_of, checked.package)
     if options.jobs != 1:
         args += ["--jobs", str(options.jobs)]
     if options.pre:
         args.append("--pre")
     if options.wheelhouse is not None:
         args += ["--wheelhouse", portable_path(options.wheelhouse)]
-    return "nox -s sweep -- " + shlex.join(args)
+    return rerun_command("sweep", args)

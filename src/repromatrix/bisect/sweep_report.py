@@ -12,7 +12,9 @@ sweep.json (schema 1): package, from, to, releases (all | latest-patch |
 first-and-last-patch), candidates, results [{version, outcome: good | bad | skip,
 seconds, message, installed, environment}], ranges [{first, last, outcome, count}],
 transitions [{before, after, old, new, between, untested, bisect}], monotone, reproducers
-{version: file}, plus what reproduces the sweep (command, pins, probe, index, as_of).
+{version: file}, as_of_refused {packages, candidates, rerun} (releases the --as-of date cap
+kept from installing; each result's as_of_cap names the cap), plus what reproduces the
+sweep (command, pins, probe, index, as_of).
 Fields are added, never renamed. No absolute path of the machine appears in it.
 """
 
@@ -24,11 +26,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repromatrix.bisect.rerun import refusal_line
 from repromatrix.redact import URL_CREDENTIALS, redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
 
 SCHEMA_VERSION = 1
 RANGE_DASH = "–"  # en dash: "4.50.3–4.57.6"
+# Where a reproducer of a CPU run takes torch from (PyPI's torch is the CUDA build).
+PYTORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+PYTORCH_CPU_INDEX_NAME = "pytorch-cpu"
 # A PEP 723 block already in the user's script: replaced by the reproducer's own.
 _SCRIPT_BLOCK = re.compile(r"(?ms)^# /// script[ \t]*$.*?^# ///[ \t]*$\n?")
 
@@ -45,6 +51,8 @@ class ResultRecord(BaseModel):
     python: str | None = None  # the environment's interpreter
     resolved: dict[str, str] = {}  # every distribution of the environment -> version
     as_of: dict[str, Any] | None = None  # time travel: the date and what travelled
+    # The date cap refused what a pin needs: {as_of, date, packages} (check.py).
+    as_of_cap: dict[str, Any] | None = None
 
 
 class Range(BaseModel):
@@ -104,7 +112,9 @@ class SweepRecord(BaseModel):
     pins: list[str] = []
     probe: dict[str, Any] = {}
     index: dict[str, Any] = {}
-    as_of: str | None = None  # uv's exclude-newer, when the sweep was run "as of" a date
+    as_of: str | None = None  # --as-of as given: a package, a date; None: today's stack
+    # Releases the date cap kept from installing: {packages, candidates, rerun}.
+    as_of_refused: dict[str, Any] | None = None
     python: str | None = None
     command: str = ""
     repromatrix: str = ""
@@ -116,30 +126,69 @@ class SweepRecord(BaseModel):
 # --------------------------------------------------------------------------- sweep.md
 
 
+def nothing_tested(record: SweepRecord) -> bool:
+    """No release said good or bad: every one was untestable (an install error, exit
+    125, a skipped case). Such a sweep has no answer, whatever its ranges say."""
+    return not any(r.outcome != "skip" for r in record.ranges)
+
+
+def headline(record: SweepRecord) -> str:
+    """The ranges, or what stands instead of them: "nothing could be tested", and
+    for a sweep that did not finish how far it got ("interrupted after 3 of 6
+    releases"): a partial sweep must not read as a complete one."""
+    if nothing_tested(record) and record.status == "done":
+        said = f"nothing could be tested: all {len(record.results)} releases were untestable"
+    elif nothing_tested(record):
+        said = "none testable so far" if record.results else "nothing tested yet"
+    else:
+        said = " · ".join(r.text() for r in record.ranges)
+    if record.status == "done":
+        return said
+    done, total = len(record.results), len(record.candidates)
+    if record.status == "interrupted":
+        return f"interrupted after {done} of {total} releases: {said}"
+    # "running" in a file nobody writes any more: the sweep was killed without a word
+    return f"unfinished (running, or killed) after {done} of {total} releases: {said}"
+
+
 def summary_line(record: SweepRecord) -> str:
     """``tiny-pkg: 1.0.0–1.2.0 good · 1.3.0–2.0.0 bad (9 releases, 1 transition)``."""
-    ranges = " · ".join(r.text() for r in record.ranges) or "nothing tested"
     flips = len(record.transitions)
     counted = f"{len(record.results)} release{'s' if len(record.results) != 1 else ''}"
     counted += f", {flips} transition{'s' if flips != 1 else ''}"
     if not record.monotone:
         counted += ", NON-MONOTONE"
-    return f"{record.package}: {ranges} ({counted})"
+    return f"{record.package}: {headline(record)} ({counted})"
 
 
 def markdown(record: SweepRecord, script_text: str | None = None) -> str:
     probe = record.probe.get("case") or record.probe.get("script") or "?"
+    tested = f"{len(record.results)}"
+    if record.status != "done":
+        tested += f" of {len(record.candidates)}"
+    head = headline(record)
     lines = [
         f"## Sweep: {record.package} {record.from_} … {record.to}",
         "",
-        f"**{' · '.join(r.text() for r in record.ranges) or 'nothing tested'}**",
+        f"**{head[0].upper() + head[1:]}**",
         "",
-        f"{len(record.results)} releases ({record.releases}) with `{probe}`"
+        f"{tested} releases ({record.releases}) with `{probe}`"
         + (f", other pins: `{' '.join(record.pins)}`" if record.pins else "")
-        + (f", as of {record.as_of}" if record.as_of else ""),
+        + _as_of_words(record),
     ]
+    if record.as_of_refused and record.as_of_refused.get("rerun"):
+        lines += ["", f"> **Date cap:** {refusal_line(record.as_of_refused, 'release', '`')}"]
     if record.status != "done":
-        lines += ["", f"> Sweep {record.status}: the table shows what was tested so far."]
+        lines += [
+            "",
+            f"> Sweep {record.status}: the table shows only the releases tested so far; "
+            "the ranges say nothing about the others.",
+        ]
+    elif nothing_tested(record):
+        lines += [
+            "",
+            "> Nothing could be tested: the messages below say why each release was untestable.",
+        ]
     if record.transitions:
         lines += ["", "Transitions:", ""]
         for transition in record.transitions:
@@ -180,6 +229,14 @@ def markdown(record: SweepRecord, script_text: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def _as_of_words(record: SweepRecord) -> str:
+    if not record.as_of:
+        return ", today's stack (--as-of none)"
+    if record.as_of == record.package:
+        return f", each release with the stack of its upload day (--as-of {record.as_of})"
+    return f", the rest of the stack as of {record.as_of}"
+
+
 def _cell(text: str) -> str:
     return redact_text(text).replace("|", "\\|").replace("\n", " ")
 
@@ -198,11 +255,13 @@ def reproducer(
     body: str,
     python: str | None = None,
     exclude_newer: dict[str, str] | None = None,
+    cpu_packages: tuple[str, ...] = (),
     header: str = "",
 ) -> str:
     """A PEP 723 script: ``dependencies`` with the exact pins, ``[tool.uv]`` with the
     index settings (no credentials: uv takes them from its keyring / netrc / env),
-    exclude-newer when the sweep ran as of a date, then the probe's code."""
+    exclude-newer when the sweep ran as of a date, ``cpu_packages`` (torch, ...) from
+    the PyTorch CPU index, then the probe's code."""
     lines = ["# /// script"]
     if python:
         lines.append(f'# requires-python = ">={python}"')
@@ -222,8 +281,23 @@ def reproducer(
             f"{_toml_string(k)} = {_toml_string(v)}" for k, v in exclude_newer.items()
         )
         uv.append(f"# exclude-newer-package = {{ {table} }}")
-    if uv:
+    if uv or cpu_packages:
         lines += ["# [tool.uv]", *uv]
+    if cpu_packages:
+        # An explicit index serves only the packages whose source names it.
+        lines += [
+            "#",
+            "# [[tool.uv.index]]",
+            f"# name = {_toml_string(PYTORCH_CPU_INDEX_NAME)}",
+            f"# url = {_toml_string(PYTORCH_CPU_INDEX)}",
+            "# explicit = true",
+            "#",
+            "# [tool.uv.sources]",
+            *(
+                f"# {name} = {{ index = {_toml_string(PYTORCH_CPU_INDEX_NAME)} }}"
+                for name in cpu_packages
+            ),
+        ]
     lines.append("# ///")
     text = "\n".join(lines) + "\n"
     if header:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from repromatrix import __version__
+from repromatrix import __version__, procs
 from repromatrix.cli import bisect as bisect_commands
 from repromatrix.cli import culprit as culprit_commands
 from repromatrix.cli import init as init_commands
@@ -173,8 +173,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # The console's door: whatever a command prints, secrets masked (redact.py).
-    with console():
+    # The console's door: whatever a command prints, secrets masked (redact.py); a
+    # reader that goes away stops the run as an interrupt would. SIGTERM and SIGHUP
+    # are interrupts too (procs.stop_signals).
+    with console(on_closed=procs.output_closed), procs.stop_signals():
         return _main(argv)
 
 
@@ -223,12 +225,12 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except UserError as err:
         print(f"repromatrix: error: {err}", file=sys.stderr)
         return err.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stopped:
+        why, code = procs.interrupt_words(stopped)
         print(
-            "repromatrix: interrupted; finished results are kept (--resume continues)",
-            file=sys.stderr,
+            f"repromatrix: {why}; finished results are kept (--resume continues)", file=sys.stderr
         )
-        return 130
+        return code
     raise AssertionError(args.command)
 
 

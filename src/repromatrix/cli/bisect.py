@@ -17,14 +17,27 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-from repromatrix.bisect.check import CheckOptions, Probe, parse_pin_option, run_check, unique_pins
+from packaging.utils import canonicalize_name
+
+from repromatrix import procs
+from repromatrix.bisect.check import (
+    CellSettings,
+    CheckOptions,
+    Probe,
+    parse_pin_option,
+    run_check,
+    unique_pins,
+)
 from repromatrix.bisect.flow import BisectOptions, run_bisect
 from repromatrix.bisect.search import Find
 from repromatrix.environment import IndexSettings
 from repromatrix.environment.as_of import parse_as_of
 from repromatrix.errors import UserError
+from repromatrix.matrix import Combination, Pin, PinKind, find_matrix, load_matrix
+from repromatrix.matrix.cell import parse_cell
 
 DEFAULT_RUN_TIMEOUT = 900.0
 DEFAULT_INSTALL_TIMEOUT = 1800.0
@@ -76,6 +89,14 @@ def _probe_options(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="DIR",
         help="offline: candidates and installs only from this folder of wheels",
+    )
+    parser.add_argument(
+        "--cell",
+        metavar="ID|JSON",
+        help="build every environment as this combination's cell: a combination id of the "
+        "matrix, or one as JSON (what the nightly hands a hunt): its null packages, "
+        "system and git pins, overrides, indexes, Python and env; --pin and the searched "
+        "package come on top",
     )
     parser.add_argument("--cases", type=Path, default=Path("cases"), help="the cases folder")
     parser.add_argument(
@@ -130,8 +151,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--as-of",
         metavar="PACKAGE|DATE|none",
         help="the rest of the stack as of a date, or of the upload of a package's pinned "
-        "release (default: the bisected package: each candidate with the stack of its day); "
-        "none: today's stack",
+        "release (default: the bisected package: each candidate with the stack of its day, "
+        "what an exact pin newer than that day needs as today); none: today's stack",
     )
     bisect.add_argument(
         "--git",
@@ -167,6 +188,74 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     check.bad_input_exit = CheckInputError.exit_code  # type: ignore[attr-defined]
 
 
+@dataclass(frozen=True)
+class Cell:
+    """What ``--cell`` adds to a command's own options."""
+
+    pins: tuple[Pin, ...]  # the command's --pin on top of the combination's
+    python: str | None
+    index: IndexSettings | None
+    settings: CellSettings
+
+
+def cell_options(
+    args: argparse.Namespace,
+    *,
+    searched: str | None = None,
+    held_only: bool = False,
+    index: IndexSettings | None = None,
+) -> Cell:
+    """The command's pins, Python and indexes with ``--cell``'s combination under
+    them. ``searched``: the package the command varies (its pin in the cell gives
+    way). ``held_only``: only the pins a lock cannot carry (null, system, git), for
+    culprit, whose locks pin every other package exactly."""
+    pins = unique_pins([parse_pin_option(p) for p in args.pin])
+    combo = _combination(args.cell) if args.cell else None
+    if combo is None:
+        return Cell(pins, args.python, index, CellSettings())
+    given = {pin.package for pin in pins}
+    lockless = (PinKind.ABSENT, PinKind.SYSTEM, PinKind.DIRECT)
+    under = tuple(
+        pin
+        for pin in combo.pins
+        if pin.package not in given
+        and pin.package != searched
+        and (not held_only or pin.kind in lockless)
+    )
+    base = index or IndexSettings.from_environment()
+    return Cell(
+        pins=(*under, *pins),
+        python=args.python or combo.python,
+        index=base.overlaid(
+            index_url=combo.index_url,
+            extra_index_urls=combo.extra_index_urls,
+            find_links=combo.find_links,
+        ),
+        settings=CellSettings(overrides=combo.overrides, env=combo.env),
+    )
+
+
+def _combination(text: str) -> Combination:
+    if text.lstrip().startswith("{"):
+        return parse_cell(text, "--cell")
+    path = find_matrix()
+    if path is None:
+        raise UserError(f"--cell {text}: no matrix.yaml here or above to find it in")
+    return load_matrix(path).find(text)
+
+
+def project_packages() -> tuple[str, ...]:
+    """What ``--as-of`` moves in time: the ``packages:`` of the nearest matrix.yaml
+    (the project's own stack; a broken matrix.yaml is said in one line), else the
+    default stack."""
+    from repromatrix.matrix import DEFAULT_PACKAGES
+    from repromatrix.matrix.load import load_matrix
+    from repromatrix.matrix.locate import find_matrix
+
+    found = find_matrix()
+    return DEFAULT_PACKAGES if found is None else load_matrix(found).packages
+
+
 def _index(args: argparse.Namespace) -> IndexSettings | None:
     if args.wheelhouse is None:
         return None
@@ -192,41 +281,49 @@ def run_command(args: argparse.Namespace) -> int | None:
 
 
 def _bisect(args: argparse.Namespace) -> int:
+    cell = cell_options(args, searched=canonicalize_name(args.package))
     options = BisectOptions(
         package=args.package,
         good=args.good,
         bad=args.bad,
         probe=_probe(args),
-        pins=unique_pins([parse_pin_option(p) for p in args.pin]),
+        pins=cell.pins,
+        cell=cell.settings,
+        index=cell.index,
         find=Find(args.find),
         pre=args.pre,
         wheelhouse=args.wheelhouse,
         out=args.out,
-        python=args.python,
+        python=cell.python,
         env_dir=args.env_dir,
         install_timeout=args.install_timeout,
         as_of=parse_as_of(args.package if args.as_of is None else args.as_of),
+        stack=project_packages(),
         jobs=args.jobs,
         git=args.git,
     )
     try:
         _record, code = run_bisect(options)
-    except KeyboardInterrupt:
-        print("repromatrix: interrupted; the steps done are in bisect.json", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stopped:
+        why, code = procs.interrupt_words(stopped)
+        print(f"repromatrix: {why}; the steps done are in bisect.json", file=sys.stderr)
+        return code
     return code
 
 
 def _check(args: argparse.Namespace) -> int:
-    if not args.pin:
-        raise UserError("check: give the environment with --pin PKG==VER (repeatable)")
+    if not args.pin and not args.cell:
+        raise UserError("check: give the environment with --pin PKG==VER (repeatable) or --cell")
+    cell = cell_options(args, index=_index(args))
     options = CheckOptions(
-        pins=unique_pins([parse_pin_option(p) for p in args.pin]),
+        pins=cell.pins,
         probe=_probe(args),
-        index=_index(args) or IndexSettings.from_environment(),
-        python=args.python,
+        index=cell.index or IndexSettings.from_environment(),
+        python=cell.python,
+        cell=cell.settings,
         env_dir=args.env_dir,
         install_timeout=args.install_timeout,
         as_of=parse_as_of(args.as_of),
+        stack=project_packages(),
     )
     return run_check(options, say=lambda line: print(line, file=sys.stderr))

@@ -13,16 +13,21 @@ import argparse
 import sys
 from pathlib import Path
 
-from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
+from repromatrix import procs
+from repromatrix.bisect.check import Probe
 from repromatrix.bisect.culprit import (
     CulpritOptions,
+    checked_name,
     locks_from_results,
     reproduce_command,
     run_culprit,
     shown_path,
 )
 from repromatrix.bisect.locks import read_lock
-from repromatrix.cli.bisect import _probe_options  # --case/--script/--pin ... as bisect has them
+from repromatrix.cli.bisect import (  # --case/--script/--pin/--cell ... as bisect has them
+    _probe_options,
+    cell_options,
+)
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 
@@ -77,7 +82,8 @@ def run_command(args: argparse.Namespace) -> int | None:
     if any(lock_files):
         if not all(lock_files):
             raise UserError("--good-lock and --bad-lock go together")
-        good, bad = read_lock(args.good_lock), read_lock(args.bad_lock)
+        good = read_lock(args.good_lock, "--good-lock")
+        bad = read_lock(args.bad_lock, "--bad-lock")
         origin = [
             "--good-lock",
             shown_path(args.good_lock),
@@ -96,32 +102,38 @@ def run_command(args: argparse.Namespace) -> int | None:
             "give --good-lock A --bad-lock B, or --good-results DIR --bad-results DIR "
             "--combination ID"
         )
-    pins = unique_pins([parse_pin_option(p) for p in args.pin])
+    checked_name(args.name)  # bad input before anything else: it must stay inside --out
+    if args.wheelhouse is not None and not args.wheelhouse.is_dir():
+        raise UserError(f"--wheelhouse {args.wheelhouse}: no such folder")
+    wheelhouse = IndexSettings.offline(str(args.wheelhouse.resolve())) if args.wheelhouse else None
+    cell = cell_options(args, held_only=True, index=wheelhouse)
     probe = Probe(case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout)
     probe_args = ["--case", args.case] if args.case else ["--script", shown_path(args.script)]
     shown = [*origin, *probe_args]
     for pin in args.pin:
         shown += ["--pin", pin]
-    if args.wheelhouse is not None and not args.wheelhouse.is_dir():
-        raise UserError(f"--wheelhouse {args.wheelhouse}: no such folder")
+    if args.cell:
+        shown += ["--cell", args.cell]
     options = CulpritOptions(
         good=good,
         bad=bad,
         probe=probe,
-        pins=pins,
+        pins=cell.pins,
         name=args.name,
         jobs=args.jobs,
         releases=not args.no_release_bisect,
         out=args.out,
-        python=args.python,
+        python=cell.python,
         env_dir=args.env_dir,
         install_timeout=args.install_timeout,
-        index=IndexSettings.offline(str(args.wheelhouse.resolve())) if args.wheelhouse else None,
+        index=cell.index,
         command=reproduce_command(shown),
+        cell=cell.settings,
     )
     try:
         _record, code = run_culprit(options)
-    except KeyboardInterrupt:
-        print("repromatrix: interrupted; the steps done are in culprit.json", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stopped:
+        why, code = procs.interrupt_words(stopped)
+        print(f"repromatrix: {why}; the steps done are in culprit.json", file=sys.stderr)
+        return code
     return code

@@ -2,23 +2,29 @@
 
 repromatrix ci-matrix --tier nightly [--slices 4]      the tier as job matrices
 repromatrix merge --into DIR SOURCE...                 per-job results -> one
+repromatrix baseline --into DIR                        last night's results (gh)
 repromatrix triage --results DIR [--baseline DIR] ...  verdicts (as `report`),
                                                        regressions, tracking
-                                                       issue, bisect dispatch
+                                                       issue, hunts dispatched
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 
 from repromatrix import gh
 from repromatrix.errors import UserError
-from repromatrix.matrix import load_matrix
+from repromatrix.matrix import find_matrix, load_matrix
+from repromatrix.matrix.cell import cell_json
 from repromatrix.nightly import slices
-from repromatrix.nightly.triage import triage
-from repromatrix.results import load_results, write_json_atomic
+from repromatrix.nightly.baseline import fetch_baseline
+from repromatrix.nightly.follow import FollowOptions, follow_nightly
+from repromatrix.nightly.hunt_inputs import DEFAULT_RUNNER, check_inputs
+from repromatrix.redact import portable_path
+from repromatrix.results import Results, load_results
 from repromatrix.results.gather import merge
 from repromatrix.verdicts.knownissues import FILE_NAME as KNOWN_ISSUES_FILE
 from repromatrix.verdicts.knownissues import RegistryLocation
@@ -73,7 +79,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     triaging.add_argument(
         "--summary",
         type=Path,
-        help="when something regressed, open or update the tracking issue with this body",
+        help="keep the tracking issue (opened, updated, closed, reopened), "
+        "with this summary.md collapsed in its body",
     )
     triaging.add_argument("--label", default=gh.TRACKING_LABEL)
     triaging.add_argument("--title", default=gh.TRACKING_TITLE)
@@ -90,10 +97,46 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
     triaging.add_argument("--ref", help="the branch the bisect workflow runs on")
     triaging.add_argument(
+        "--run-url", help="this run's link, for the tracking issue's 'since' column"
+    )
+    triaging.add_argument(
+        "--baseline-note",
+        help="why there is no baseline (repromatrix baseline says it), shown on the issue",
+    )
+    triaging.add_argument(
         "--github-output",
         type=Path,
         default=Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None,
         help="step outputs file (default: $GITHUB_OUTPUT)",
+    )
+
+    hunting = commands.add_parser(
+        "hunt-inputs",
+        help="check a hunt workflow's inputs (bisect.yml, culprit.yml) before a runner is taken",
+    )
+    hunting.add_argument("--workflow", choices=["bisect", "culprit"], required=True)
+    hunting.add_argument(
+        "--cases", type=Path, default=Path("cases"), help="the cases folder (default: cases)"
+    )
+    hunting.add_argument(
+        "--github-output",
+        type=Path,
+        default=Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None,
+        help="step outputs file (default: $GITHUB_OUTPUT): runner=<labels as JSON>",
+    )
+
+    fetching = commands.add_parser(
+        "baseline", help="download last night's nightly-results (the baseline) with gh"
+    )
+    fetching.add_argument("--into", type=Path, required=True, metavar="DIR")
+    fetching.add_argument("--workflow", default="nightly.yml")
+    fetching.add_argument("--branch", help="the branch of the earlier runs")
+    fetching.add_argument("--this-run", type=int, help="this run's id (never its own baseline)")
+    fetching.add_argument(
+        "--github-output",
+        type=Path,
+        default=Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None,
+        help="step outputs file (default: $GITHUB_OUTPUT): found=true|false, note=...",
     )
 
 
@@ -113,48 +156,112 @@ def run_command(args: argparse.Namespace) -> int | None:
         return 0
     if args.command == "triage":
         return _triage(args)
+    if args.command == "baseline":
+        return _baseline(args)
+    if args.command == "hunt-inputs":
+        return _hunt_inputs(args)
     return None
+
+
+class GitHubFailure(UserError):
+    """gh failed after the triage was written: not bad input (2), a failed step (1)."""
+
+    exit_code = 1
 
 
 def _triage(args: argparse.Namespace) -> int:
     tonight = load_results(args.results)
-    baseline = load_results(args.baseline) if args.baseline else None
-    # The verdicts `report` gave: the same rule finds the same registry.
-    registry = RegistryLocation.of(
-        matrix=args.matrix, cases=args.cases, explicit=args.known_issues
-    ).load()
-    found = triage(tonight, baseline, limit=args.limit, registry=registry)
+    note = args.baseline_note or ""
+    baseline = None
+    if args.baseline:
+        try:
+            baseline = load_results(args.baseline)
+        except UserError as err:
+            # Tonight is still judged, alone; the issue and the log say why.
+            note = f"no baseline: {err}; tonight is judged without one"
+    location = RegistryLocation.of(matrix=args.matrix, cases=args.cases, explicit=args.known_issues)
+    registry = location.load()
     folder = args.results if args.results.is_dir() else args.results.parent
-    write_json_atomic(folder / "triage.json", found.dump())
-
-    if baseline is None:
-        print("no baseline: nothing to compare with, nothing dispatched")
-    for r in found.regressions:
-        print(f"regressed: {r.combination} {r.case} ({r.before} -> {r.now})")
-    for line in found.not_bisected:
-        print(f"not bisected: {line}")
-
-    client = gh.GitHub()
-    issue = None
-    if found.regressed and args.summary is not None:
-        if not args.summary.is_file():
-            raise UserError(f"{args.summary}: no such summary (run `repromatrix report` first)")
-        issue = client.ensure_tracking_issue(args.summary, label=args.label, title=args.title)
-    for request in found.bisects:
-        print(f"culprit hunt: {request.package} {request.good}..{request.bad} ({request.reason})")
-        if args.dispatch:
-            client.dispatch(args.workflow, request.workflow_inputs(issue), ref=args.ref)
-    for hunt in found.culprits:
-        print(f"culprit hunt: {hunt.combination} {hunt.case}: {', '.join(hunt.changed)}")
+    options = FollowOptions(
+        tonight=tonight,
+        folder=folder,
+        baseline=baseline,
+        baseline_note=note,
+        registry=registry,
+        registry_file=_shown(location.path),
+        cells=_cells(args.matrix, tonight),
+        limit=args.limit,
+        summary=args.summary,
+        label=args.label,
+        title=args.title,
+        dispatch=args.dispatch,
+        workflow=args.workflow,
+        culprit_workflow=args.culprit_workflow,
+        ref=args.ref,
+        run=args.run_url or "",
+        github_output=args.github_output,
+    )
+    followed = follow_nightly(options, gh.GitHub())
+    for hunt in followed.found.culprits:
         baseline_dir = args.baseline if args.baseline and args.baseline.is_dir() else "BASELINE"
         print(f"  locally: {hunt.command(str(baseline_dir), str(folder))}")
-        if args.dispatch:
-            client.dispatch(args.culprit_workflow, hunt.workflow_inputs(issue), ref=args.ref)
+    if followed.gh_error:
+        # The night's results were uploaded before this step; only the issue is missing.
+        raise GitHubFailure(f"{followed.gh_error} (triage.json is written; the issue is not)")
+    return 0
 
+
+def _cells(matrix: Path | None, tonight: Results) -> dict[str, str]:
+    """Each combination of tonight's run as the cell JSON its hunts rebuild."""
+    path = matrix or find_matrix()
+    if path is None or not Path(path).is_file():
+        return {}
+    loaded = load_matrix(path)
+    known = {c.id: c for c in loaded.combinations()}
+    return {c.id: cell_json(known[c.id]) for c in tonight.combinations if c.id in known}
+
+
+def _shown(path: Path | None) -> str:
+    if path is None:
+        return "cases/known_issues.yaml"
+    return portable_path(path)
+
+
+def _hunt_inputs(args: argparse.Namespace) -> int:
+    """Reads HUNT_INPUTS (the workflow's ``toJSON(inputs)``) and the runner labels from
+    RUNNER_INPUT or the NIGHTLY_RUNNER_LABELS variable (RUNNER_VARIABLE)."""
+    try:
+        inputs = json.loads(os.environ.get("HUNT_INPUTS") or "{}")
+    except json.JSONDecodeError as err:
+        raise UserError(f"HUNT_INPUTS: not JSON ({err})") from None
+    if not isinstance(inputs, dict):
+        raise UserError("HUNT_INPUTS: not a JSON object of inputs")
+    runner, source = os.environ.get("RUNNER_INPUT", ""), "input runner"
+    if not runner:
+        runner, source = os.environ.get("RUNNER_VARIABLE", ""), "variable NIGHTLY_RUNNER_LABELS"
+    if not runner:
+        runner, source = DEFAULT_RUNNER, "the default runner labels"
+    labels = check_inputs(
+        args.workflow, inputs, runner=runner, runner_source=source, cases=args.cases
+    )
+    print(f"inputs checked; runner {labels}")
     if args.github_output is not None:
         with open(args.github_output, "a") as handle:
-            handle.write(f"regressed={'true' if found.regressed else 'false'}\n")
-            handle.write(f"issue={issue or ''}\n")
-            handle.write(f"bisects={len(found.bisects)}\n")
-            handle.write(f"culprits={len(found.culprits)}\n")
+            handle.write(f"runner={labels}\n")
+    return 0
+
+
+def _baseline(args: argparse.Namespace) -> int:
+    found = fetch_baseline(
+        gh.GitHub(),
+        into=args.into,
+        workflow=args.workflow,
+        branch=args.branch,
+        this_run=args.this_run,
+    )
+    print(found.note)
+    if args.github_output is not None:
+        with open(args.github_output, "a") as handle:
+            handle.write(f"found={'true' if found.found else 'false'}\n")
+            handle.write(f"note={' '.join(found.note.split())}\n")
     return 0

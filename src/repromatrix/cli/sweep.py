@@ -2,9 +2,10 @@
 
     repromatrix sweep --package NAME --from V1 --to V2 (--case ID | --script F.py)
                       [--releases all|latest-patch|first-and-last-patch] [--pin PKG==VER ...]
-                      [--jobs N] [--pre] [--wheelhouse DIR] [--issue N]
+                      [--jobs N] [--pre] [--wheelhouse DIR] [--issue N] [--as-of PACKAGE|DATE|none]
 
-Exit status: 0 done (whatever the outcomes), 2 bad input.
+Exit status: 0 done (whatever the outcomes), 1 nothing could be tested (every
+release untestable), 2 bad input; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -13,9 +14,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
+from packaging.utils import canonicalize_name
+
+from repromatrix import procs
+from repromatrix.bisect.check import Probe
 from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
-from repromatrix.cli.bisect import _probe_options  # the probe options bisect and check share
+from repromatrix.cli.bisect import (  # the probe options bisect and check share
+    _probe_options,
+    cell_options,
+    project_packages,
+)
 from repromatrix.environment.as_of import parse_as_of
 
 
@@ -26,7 +34,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         description="Test each selected release of one package between --from and --to, each "
         "in its own environment, and collapse the outcomes into ranges. Writes "
         "reports/sweep/<package>-<from>-<to>/sweep.json, sweep.md and a reproducer script "
-        "per bad release. Exit status: 0 done, 2 bad input.",
+        "per bad release. Exit status: 0 done, 1 nothing could be tested (every release "
+        "untestable), 2 bad input.",
     )
     sweep.add_argument("--package", required=True, help="the package whose releases are swept")
     sweep.add_argument("--from", dest="start", required=True, metavar="VERSION", help="one end")
@@ -50,8 +59,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--as-of",
         metavar="PACKAGE|DATE|none",
         help="the rest of the stack as of a date, or of the upload of a package's pinned "
-        "release; the swept package: each release with the stack of its day "
-        "(default: none, today's stack)",
+        "release (default: the swept package: each release with the stack of its day, "
+        "what an exact pin newer than that day needs as today, as bisect); none: today's stack",
     )
     sweep.add_argument(
         "--out",
@@ -73,6 +82,7 @@ def run_command(args: argparse.Namespace) -> int | None:
     """Run ``sweep``; None for any other command."""
     if args.command != "sweep":
         return None
+    cell = cell_options(args, searched=canonicalize_name(args.package))
     options = SweepOptions(
         package=args.package,
         start=args.start,
@@ -80,21 +90,25 @@ def run_command(args: argparse.Namespace) -> int | None:
         probe=Probe(
             case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout
         ),
-        pins=unique_pins([parse_pin_option(p) for p in args.pin]),
+        pins=cell.pins,
+        index=cell.index,
+        cell=cell.settings,
         releases=Releases(args.releases),
         jobs=args.jobs,
         pre=args.pre,
         wheelhouse=args.wheelhouse,
         out=args.out,
-        python=args.python,
+        python=cell.python,
         env_dir=args.env_dir,
         install_timeout=args.install_timeout,
         issue=args.issue,
-        as_of=parse_as_of(args.as_of),
+        as_of=parse_as_of(args.package if args.as_of is None else args.as_of),
+        stack=project_packages(),
     )
     try:
         _record, code = run_sweep(options)
-    except KeyboardInterrupt:
-        print("repromatrix: interrupted; the releases done are in sweep.json", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stopped:
+        why, code = procs.interrupt_words(stopped)
+        print(f"repromatrix: {why}; the releases done are in sweep.json", file=sys.stderr)
+        return code
     return code

@@ -6,10 +6,10 @@ with ``transformers==4.46.3``: the day 4.46.3 reached the index).
 
 What travels: the packages of the *stack* (the matrix's ``packages:`` list plus the
 ones pinned) that are not pinned exactly, ``latest`` and ranges included. Each gets
-uv's ``--exclude-newer-package PKG=CUTOFF``. Exact pins, and everything outside the
-stack (the requirements of a pinned newer package: torch 2.13.0 needs a setuptools
-of 2025), resolve as today: a global ``--exclude-newer`` would make torch 2.13.0
-unresolvable on any date before it.
+uv's ``--exclude-newer-package PKG=CUTOFF``. Exact pins, and what a pinned release
+newer than the cutoff needs (its dependency closure: transformers 4.56.2 needs a
+huggingface-hub of 2025-07 or later), resolve as today (``keep_what_newer_pins_need``):
+a global ``--exclude-newer`` would make torch 2.13.0 unresolvable on any date before it.
 
 The upload time comes from the PEP 691 JSON page of the first index that has the
 release (``upload-time`` of its earliest file). Find-links folders, wheelhouses and
@@ -25,12 +25,13 @@ import os
 import re
 import urllib.parse
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import date, datetime
+from dataclasses import dataclass, replace
+from datetime import date, datetime, timezone
 
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from repromatrix import procs
 from repromatrix.environment.indexes import IndexSettings
 from repromatrix.environment.simple_index import (
     fetch,
@@ -43,6 +44,7 @@ from repromatrix.errors import UserError
 from repromatrix.matrix.pins import Pin, PinKind
 
 NONE = "none"  # --as-of none: today's stack
+CLOSURE_TIMEOUT = 300.0  # seconds for the compile that finds what newer exact pins need
 _NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 
@@ -53,9 +55,16 @@ def parse_as_of(text: str | None, where: str = "--as-of") -> str | None:
         return None
     text = text.strip()
     if text[:1].isdigit():
-        if is_date(text):
-            return text
-        raise UserError(f"{where} {text!r}: not a date (2024-11-22) nor a package name")
+        if not is_date(text):
+            raise UserError(f"{where} {text!r}: not a date (2024-11-22) nor a package name")
+        today = datetime.now(timezone.utc)
+        if moment(text) > today:
+            # The stack of a day to come is today's: a typo, never what was meant.
+            raise UserError(
+                f"{where} {text}: a date in the future (today is {today.date()}); "
+                "give a past date, a package or none"
+            )
+        return text
     if not _NAME.match(text):
         raise UserError(f"{where} {text!r}: not a date (2024-11-22) nor a package name")
     return canonicalize_name(text)
@@ -69,6 +78,14 @@ def is_date(text: str) -> bool:
     return True
 
 
+def moment(text: str) -> datetime:
+    """A date (its first instant, UTC) or an RFC 3339 time, comparable with others."""
+    if "T" not in text:
+        return datetime.combine(date.fromisoformat(text), datetime.min.time(), timezone.utc)
+    when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
 @dataclass(frozen=True)
 class TimeTravel:
     """``as_of`` made concrete for one pin set."""
@@ -78,6 +95,10 @@ class TimeTravel:
     packages: tuple[str, ...]  # the stack packages that resolve as of the cutoff
     source: str = ""  # "transformers 4.46.3 uploaded to index https://pypi.org/simple/"
     note: str = ""  # why nothing travels, in one line
+    # Stack packages kept at today's because an exact pin newer than the cutoff needs
+    # them, and those pins ("transformers 4.56.2").
+    kept: tuple[str, ...] = ()
+    kept_for: tuple[str, ...] = ()
 
     def exclusions(self) -> tuple[tuple[str, str], ...]:
         if self.cutoff is None:
@@ -90,6 +111,9 @@ class TimeTravel:
         if self.source:
             out["from"] = self.source
         out["packages"] = list(self.packages) if self.cutoff else []
+        if self.kept:
+            out["today"] = list(self.kept)
+            out["needed_by"] = list(self.kept_for)
         if self.note:
             out["note"] = self.note
         return out
@@ -98,7 +122,30 @@ class TimeTravel:
         if self.cutoff is None:
             return self.note
         what = ", ".join(self.packages) or "nothing else"
-        return f"as of {self.cutoff} ({self.source or 'given'}): {what}"
+        line = f"as of {self.cutoff} ({self.source or 'given'}): {what}"
+        if self.kept:
+            line += (
+                f"; today's {', '.join(self.kept)} "
+                f"(needed by {', '.join(self.kept_for)}, released after)"
+            )
+        return line
+
+    def capped_in(self, message: str) -> tuple[str, ...]:
+        """The travelling packages a resolver's refusal names: the caps that did it
+        ("only huggingface-hub<=0.30.2 is available and transformers==4.56.2 depends
+        on huggingface-hub>=0.34.0" names huggingface-hub)."""
+        if self.cutoff is None:
+            return ()
+        return tuple(
+            package
+            for package in self.packages
+            if re.search(rf"(?<![A-Za-z0-9._-]){_spelled(package)}(?![A-Za-z0-9_-])", message, re.I)
+        )
+
+
+def _spelled(package: str) -> str:
+    """A canonical name as a pattern for any spelling of it (huggingface_hub)."""
+    return "[-_.]+".join(re.escape(part) for part in package.split("-"))
 
 
 def time_travel(
@@ -119,6 +166,134 @@ def time_travel(
         note = f"as of {package}: no upload date for {package} {version} ({why}); today's stack"
         return TimeTravel(package, None, (), note=note)
     return TimeTravel(package, uploaded, travelling, f"{package} {version} uploaded to {where}")
+
+
+def keep_what_newer_pins_need(
+    travel: TimeTravel,
+    pins: Iterable[Pin],
+    index: IndexSettings,
+    *,
+    uv: str,
+    python: str,
+) -> TimeTravel:
+    """``travel`` less the stack packages that an exact pin newer than the cutoff
+    needs: those resolve as today, with the pin (README's promise).
+
+    Why the closure, computed up front: a release uploaded after the cutoff may need
+    what did not exist on that day (transformers 4.56.2 needs huggingface-hub>=0.34,
+    of 2025-07; capped at trl 0.17.0's day, 2025-04, no candidate installs). Its
+    closure is what ``uv pip compile`` of the newer pins alone resolves today, read
+    from the ``# via`` annotations: one compile of about a second, the same for every
+    candidate of a bisect (cached), and none when no pin is newer than the cutoff
+    (then every exact pin's needs were met on that day, since a cap keeps every older
+    release). The other way, resolving capped and uncapping what a refusal names,
+    would parse uv's prose (which changes between uv versions and names one conflict
+    at a time: a failed resolve per package) and could not tell a cap from another
+    conflict. Not descended into: exact pins not newer than the cutoff (the
+    candidate of ``--as-of PACKAGE`` itself), whose own needs travel. A pin whose
+    upload date no index gives counts as newer (it must install); a git URL pin
+    travels (a commit bisect dates its candidate by the commit)."""
+    if travel.cutoff is None or not travel.packages:
+        return travel
+    cutoff = moment(travel.cutoff)
+    exact = {p.package: p for p in pins if p.kind is PinKind.EXACT}
+    newer = [p for p in exact.values() if _newer(p, cutoff, index)]
+    if not newer:
+        return travel
+    requirements = tuple(sorted(f"{p.package}=={p.spec}" for p in newer))
+    annotated = _annotated_lock(uv, python, tuple(index.uv_args()), requirements)
+    if annotated is None:
+        return travel  # the real resolve fails too, and says why
+    needs = {p.package: _closure(annotated, {p.package}, set(exact)) for p in newer}
+    kept = tuple(p for p in travel.packages if any(p in n for n in needs.values()))
+    if not kept:
+        return travel
+    return replace(
+        travel,
+        packages=tuple(p for p in travel.packages if p not in kept),
+        kept=kept,
+        kept_for=tuple(f"{p.package} {p.spec}" for p in newer if needs[p.package] & set(kept)),
+    )
+
+
+def _newer(pin: Pin, cutoff: datetime, index: IndexSettings) -> bool:
+    try:
+        version = Version(pin.spec)
+    except InvalidVersion:
+        return True
+    uploaded, _, _ = upload_time(pin.package, version, index)
+    return uploaded is None or moment(uploaded) > cutoff
+
+
+@functools.lru_cache(maxsize=64)
+def _annotated_lock(
+    uv: str, python: str, index_args: tuple[str, ...], requirements: tuple[str, ...]
+) -> str | None:
+    """``uv pip compile`` of some exact pins as today, ``# via`` on each line; None
+    when they do not resolve together. Once per process for the same pins."""
+    args = [uv, "pip", "compile", "-", "--python", python, "--no-header", "--quiet"]
+    args += ["--annotation-style", "line", *index_args]
+    done = procs.run(args, input="\n".join(requirements) + "\n", timeout=CLOSURE_TIMEOUT)
+    if done.timed_out or done.returncode != 0:
+        return None
+    return done.stdout
+
+
+_LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:==|@)[^#]*(?:#\s*via\s+(.*))?$")
+
+
+def _closure(annotated: str, roots: set[str], held: set[str]) -> set[str]:
+    """Every package reachable from ``roots`` in an annotated lock, not going on
+    through ``held`` packages other than the roots."""
+    children: dict[str, set[str]] = {}
+    for line in annotated.splitlines():
+        match = _LOCK_LINE.match(line.strip())
+        if match is None:
+            continue
+        child = canonicalize_name(match.group(1))
+        for parent in (match.group(2) or "").split(","):
+            parent = parent.strip()
+            if parent and not parent.startswith("-"):  # "-r -": the input itself
+                children.setdefault(canonicalize_name(parent), set()).add(child)
+    found, todo = set(roots), list(roots)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                if child not in held:
+                    todo.append(child)
+    return found
+
+
+def first_upload(package: str, index: IndexSettings) -> str | None:
+    """The earliest upload time of any file of a project on the first PEP 691 index
+    that lists it (None where no index gives one)."""
+    name = canonicalize_name(package)
+    for source in sources(index):
+        if source.kind != "index":
+            continue
+        try:
+            files = _project_files(source.location, name)
+        except UserError:
+            continue
+        stamps = sorted(t for _, t in files or () if t)
+        if stamps:
+            return stamps[0]
+    return None
+
+
+def before_first_release(as_of: str | None, package: str, index: IndexSettings) -> str | None:
+    """One line when ``as_of`` is a date before ``package`` was first uploaded (a
+    typo, most often: the stack of that day never ran it); None otherwise."""
+    if as_of is None or not is_date(as_of):
+        return None
+    first = first_upload(package, index)
+    if first is None or moment(first) <= moment(as_of):
+        return None
+    return (
+        f"warning: --as-of {as_of} is before {package}'s first release "
+        f"(uploaded {first[:10]}): the rest of the stack is older than any {package}"
+    )
 
 
 def dated_release(as_of: str, pins: Iterable[Pin]) -> tuple[str, Version]:

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repromatrix import procs
-from repromatrix.environment.as_of import TimeTravel, time_travel
+from repromatrix.environment.as_of import TimeTravel, keep_what_newer_pins_need, time_travel
 from repromatrix.environment.indexes import IndexSettings
 from repromatrix.environment.system import inspect_system, write_stub_wheel
 from repromatrix.environment.uv import (
@@ -178,15 +178,26 @@ class EnvStore:
         travel = None
         if request.as_of is not None:
             travel = time_travel(request.as_of, request.pins, request.stack, request.index)
+            travel = keep_what_newer_pins_need(
+                travel, request.pins, request.index, uv=uv, python=interpreter.executable
+            )
             say(travel.line())
         exclusions = travel.exclusions() if travel else ()
         staged = None
-        if _installable_first(request):
-            # New exact request: install as raw uv would (one resolve, in `uv pip
-            # install`) into a relocatable venv, then name it by what it holds.
-            staged, lock = self._install_first(request, interpreter, uv, deadline, say, exclusions)
-        else:
-            lock = self._resolve(request, interpreter, system, uv, stubs, deadline, say, exclusions)
+        try:
+            if _installable_first(request):
+                # New exact request: install as raw uv would (one resolve, in `uv pip
+                # install`) into a relocatable venv, then name it by what it holds.
+                staged, lock = self._install_first(
+                    request, interpreter, uv, deadline, say, exclusions
+                )
+            else:
+                lock = self._resolve(
+                    request, interpreter, system, uv, stubs, deadline, say, exclusions
+                )
+        except InstallError as err:
+            err.time_travel = travel  # which date cap a refusal names (TimeTravel.capped_in)
+            raise
         identity = _identity(request, interpreter, system, lock, exclusions)
         home = self.root / identity[:16]
         with _locked(self.root / f"{identity[:16]}.lock"):

@@ -22,6 +22,8 @@ class InstallError(Exception):
         self.stage = stage  # python | resolve | install | timeout
         self.message = message
         self.log = log
+        # The time travel of the request (environment/as_of.py), set where it applied.
+        self.time_travel: object | None = None
 
 
 @dataclass(frozen=True)

@@ -183,6 +183,11 @@ class CaseRunner:
             "--tb=short",
             "-o",
             "console_output_style=classic",
+            # Case ids are relative to cases/ (what matrix.yaml, known_issues.yaml and the
+            # reports name), whichever ini file pytest finds above it: a project's own
+            # pyproject.toml with [tool.pytest.ini_options] would make them cases/....
+            "--rootdir",
+            str(self.cases_root),
         ]
         if self.workers > 1:
             cmd += ["-n", str(self.workers)]

@@ -13,9 +13,12 @@ progress and calls ``on_done``, one finished job at a time: whatever it writes
   needs a GPU waits for a free group and sees only it (CUDA_VISIBLE_DEVICES),
   so two concurrent combinations never share a device. Jobs that need none run
   beside them.
-- Interrupts: only the main thread sees Ctrl-C. It cancels every child process
+- Interrupts: only the main thread sees Ctrl-C (and SIGTERM / SIGHUP, which
+  procs.stop_signals turns into the same). It cancels every child process
   (procs.cancel_all), the threads give up without recording anything, and the
   interrupt goes on up; what finished before stays (``--resume`` continues).
+- A closed output (``run | head``, procs.output_closed): the jobs running finish
+  and are recorded, no other starts, and the run ends as interrupted.
 """
 
 from __future__ import annotations
@@ -194,8 +197,12 @@ class Scheduler:
         running: dict[Future[R], tuple[Job[T], Lane]] = {}
         self.display.start(len(jobs))
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="combination")
+        left_out = False
         try:
             while pending or running:
+                if pending and procs.stop_wanted():
+                    pending.clear()  # nobody reads the output any more: start nothing new
+                    left_out = True
                 self._start_what_fits(pending, running, pool, work)
                 finished, _ = wait(list(running), timeout=WAIT_SECONDS, return_when=FIRST_COMPLETED)
                 for future in finished:
@@ -217,6 +224,9 @@ class Scheduler:
         finally:
             pool.shutdown(wait=True)
             self.display.close()
+        stop = procs.stop_wanted()
+        if left_out and stop is not None:
+            raise stop  # as an interrupt: what finished is recorded, --resume does the rest
 
     def _start_what_fits(
         self,

@@ -87,7 +87,7 @@ class Refusal:
         lines = []
         if self.line:
             lines += [f"> `{_shown(self.line)}`", ""]
-        lines.append(f"repromatrix cannot run this: {said}")
+        lines.append(f"This command cannot run: {said}")
         if self.usage:
             lines += ["", "Accepted syntax:", "", "```", USAGE, "```"]
             lines += [

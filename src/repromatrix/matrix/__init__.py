@@ -4,6 +4,8 @@ pins.py    the grammar of one package's spec, both ways (parse_pin, pin_text)
 model.py   what a matrix is: settings, Combination, Matrix
 case_ids.py which case ids a cases folder holds, read statically (no cell)
 locate.py  which matrix.yaml a command means (searched upward like .git)
+sessions.py which nox sessions the noxfile beside it defines (read with ast): the
+           command a report shows, ``nox -s NAME`` only where NAME exists
 load.py    reading and checking the file, expanding tiers (every mistake one line)
 """
 

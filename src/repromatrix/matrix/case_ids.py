@@ -107,6 +107,27 @@ class CaseIndex:
             return f"{key} has no parameter id {param!r} (ids: {known})"
         return None
 
+    def unchecked_param(self, case_id: str) -> str | None:
+        """Why the ``[param]`` part of ``case_id`` cannot be checked from the source
+        (its ids are made at collection time), or None when it was checked or there
+        is none: a caller says so rather than refuse an id that may well exist."""
+        file_part, names, param = _parts(case_id)
+        target = self.root / file_part
+        if param is None or not names or not target.is_file():
+            return None
+        info = self._file(target)
+        if info is None:
+            return f"{file_part} cannot be read here"
+        key = "::".join(names)
+        function = info.functions.get(key)
+        if info.star_import or function is None:
+            return f"{key} is not defined by a plain def in {file_part}"
+        if info.dynamic:
+            return "a parametrized fixture or pytest_generate_tests makes its ids"
+        if any(ids is None for ids in function.params):
+            return f"the parametrize ids of {key} are computed"
+        return None
+
     def pattern_problem(self, pattern: str) -> str | None:
         """Why a known-issue ``case`` (an id, or a pattern with ``*`` and ``?``)
         certainly matches no case, or None."""

@@ -27,11 +27,13 @@ Nothing here talks to GitHub: see github.py.
 
 from __future__ import annotations
 
-import shlex
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from repromatrix.matrix.sessions import command_line
 from repromatrix.outcomes import FAILURES, Verdict
 from repromatrix.results import CaseResult, CombinationResult, Results, Transition
 from repromatrix.verdicts import changed_packages, judge
@@ -60,10 +62,16 @@ class BisectRequest:
     pins: tuple[str, ...]  # --pin arguments holding the other packages (verdicts.held_pins)
     combination: str
     reason: str
+    cell: str = ""  # the combination as JSON (matrix.cell): the cell the nightly built
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:
         return (self.package, self.good, self.bad, self.find, self.case)
+
+    @property
+    def hunt(self) -> str:
+        """The hunt's name on the tracking issue (its comment carries it back)."""
+        return f"bisect:{self.package}:{self.good}:{self.bad}:{self.combination}:{self.case}"
 
     def workflow_inputs(self, issue: int | None = None) -> dict[str, str]:
         inputs = {
@@ -73,6 +81,8 @@ class BisectRequest:
             "find": self.find,
             "case": self.case,
             "pins": " ".join(self.pins),
+            "cell": self.cell,
+            "hunt": self.hunt,
         }
         if issue is not None:
             inputs["issue"] = str(issue)
@@ -91,6 +101,11 @@ class CulpritRequest:
     pins: tuple[str, ...]  # held on both sides: the runner's torch, a git pin
     changed: tuple[str, ...]  # "package old -> new", for the log and the issue
     reason: str
+    cell: str = ""  # the combination as JSON (matrix.cell): nulls, overrides, indexes, env
+
+    @property
+    def hunt(self) -> str:
+        return f"culprit:{self.combination}:{self.case}"
 
     def workflow_inputs(self, issue: int | None = None) -> dict[str, str]:
         inputs = {
@@ -99,6 +114,8 @@ class CulpritRequest:
             "case": self.case,
             "pins": " ".join(self.pins),
             "name": self.combination,
+            "cell": self.cell,
+            "hunt": self.hunt,
         }
         if issue is not None:
             inputs["issue"] = str(issue)
@@ -112,7 +129,11 @@ class CulpritRequest:
         ]  # fmt: skip
         for pin in self.pins:
             args += ["--pin", pin]
-        return "nox -s culprit -- " + " ".join(shlex.quote(a) for a in args)
+        if self.cell:
+            args += ["--cell", self.cell]
+        # nox runs a session from its noxfile's folder; the results folders triage
+        # names are relative to where it runs.
+        return command_line("culprit", args, folder=Path.cwd())
 
 
 @dataclass
@@ -144,14 +165,17 @@ def triage(
     *,
     limit: int = 5,
     registry: Registry | None = None,
+    cells: Mapping[str, str] | None = None,
 ) -> Triage:
     """Regressions against ``baseline`` and at most ``limit`` bisects for them.
 
     ``tonight`` is judged in place (``verdicts.judge`` with ``registry`` and
     ``baseline``: the same verdicts ``repromatrix report`` gives with them). Without
     a baseline nothing is new, so nothing is dispatched (a first nightly would
-    otherwise bisect every old failure)."""
+    otherwise bisect every old failure). ``cells``: combination id -> its cell as JSON
+    (matrix.cell), handed to each hunt so that it rebuilds the cells the nightly ran."""
     judge(tonight, registry, baseline)
+    cells = cells or {}
     found = Triage(flagged=[c.id for c in tonight.combinations if c.verdict == Verdict.REGRESSED])
     if baseline is None:
         return found
@@ -175,12 +199,12 @@ def triage(
                 elif hunt is not None and len(found.culprits) >= limit:
                     why += f"; over the limit of {limit} culprit hunts a night"
                 elif hunt is not None:
-                    found.culprits.append(hunt)
+                    found.culprits.append(replace(hunt, cell=cells.get(combo.id, "")))
                     why += f"; culprit hunt over the {len(hunt.changed)} packages that moved"
                 found.not_bisected.append(f"{combo.id} {case.id}: {why}")
             elif request.key not in {b.key for b in found.bisects}:
                 if len(found.bisects) < limit:
-                    found.bisects.append(request)
+                    found.bisects.append(replace(request, cell=cells.get(combo.id, "")))
                 else:
                     found.not_bisected.append(
                         f"{combo.id} {case.id}: over the limit of {limit} bisects a night"

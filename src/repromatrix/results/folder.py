@@ -1,5 +1,17 @@
 """A results directory on disk: atomic files, one run at a time, the previous run
-kept aside. The layout and the schema of what is in it: schema.py."""
+kept aside. The layout and the schema of what is in it: schema.py.
+
+What a fresh run keeps of the runs before it (``<name>`` is e.g. ``latest``):
+
+- ``<name>.previous`` is always the last *complete* run before this one: a run
+  marks its folder ``.unfinished`` while it writes and removes the mark when its
+  body ends normally, and only a folder without the mark becomes ``.previous``;
+- an interrupted run (Ctrl-C, SIGTERM, a kill: the mark is still there) stays in
+  ``<name>`` for ``--resume``; a fresh run started over it moves it to
+  ``<name>.interrupted`` (replacing an older interrupted one), not over the
+  previous complete run. A complete run, then two interrupted ones: the complete
+  one is still ``.previous``.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +35,9 @@ from repromatrix.results.schema import (
     read_json,
     validate,
 )
+
+# Inside a results folder while a run writes it; still there when the run was cut off.
+UNFINISHED = ".unfinished"
 
 # --------------------------------------------------------------------------- files
 
@@ -78,9 +93,11 @@ def read_combinations(results_dir: Path) -> dict[str, CombinationResult]:
 class ResultsDir:
     """A results directory that one run at a time writes.
 
-    A fresh run moves the previous contents aside to ``<name>.previous`` (nothing
-    recorded is thrown away by starting again); ``update`` replaces only the
-    combinations it runs; ``resume`` keeps every finished combination and case.
+    A fresh run moves the previous contents aside to ``<name>.previous`` when they
+    are a complete run, to ``<name>.interrupted`` when they are not (the module's
+    docstring); nothing recorded is thrown away by starting again. ``update``
+    replaces only the combinations it runs; ``resume`` keeps every finished
+    combination and case, and completes an interrupted run.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -88,7 +105,17 @@ class ResultsDir:
 
     @property
     def previous(self) -> Path:
+        """The last complete run before this one."""
         return self.path.with_name(f"{self.path.name}.previous")
+
+    @property
+    def interrupted(self) -> Path:
+        """The last run cut off before it finished, that a fresh run replaced."""
+        return self.path.with_name(f"{self.path.name}.interrupted")
+
+    def unfinished(self) -> bool:
+        """Whether the run in this folder was cut off (or is still writing)."""
+        return (self.path / UNFINISHED).exists()
 
     def records_path(self, combination_id: str) -> Path:
         return self.path / "records" / f"{combination_id}.jsonl"
@@ -126,31 +153,41 @@ class ResultsDir:
                 if mode == "fresh" and self.path.exists() and any(self.path.iterdir()):
                     self._rotate()
                 self.path.mkdir(parents=True, exist_ok=True)
+                # A rerender or an --update of an interrupted run does not complete it;
+                # a --resume does.
+                was_cut_off = self.unfinished() and mode != "resume"
+                (self.path / UNFINISHED).write_text(f"pid {os.getpid()}\n")
                 yield self
+                if not was_cut_off:  # reached only when the body ended normally
+                    (self.path / UNFINISHED).unlink(missing_ok=True)
             finally:
                 handle.seek(0)
                 handle.truncate()
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    @property
-    def _aside(self) -> Path:
-        return self.path.with_name(f".{self.path.name}.previous.old")
+    def _aside(self, kept: Path) -> Path:
+        return kept.with_name(f".{kept.name}.old")
 
     def _recover(self) -> None:
-        """A rotation killed between its two renames left the previous run aside:
-        put it back (or drop it, when the rotation had completed)."""
-        if self._aside.exists() and not self.previous.exists():
-            os.replace(self._aside, self.previous)
-        shutil.rmtree(self._aside, ignore_errors=True)
+        """A rotation killed between its two renames left the older run aside: put
+        it back (or drop it, when the rotation had completed)."""
+        for kept in (self.previous, self.interrupted):
+            aside = self._aside(kept)
+            if aside.exists() and not kept.exists():
+                os.replace(aside, kept)
+            shutil.rmtree(aside, ignore_errors=True)
 
     def _rotate(self) -> None:
-        """latest -> latest.previous, the older previous deleted last: killed at any
-        point, both are as they were or the rotation is complete (a previous left
-        aside is put back by the next claim)."""
-        aside = self._aside
-        if self.previous.exists():
-            os.replace(self.previous, aside)
-        os.replace(self.path, self.previous)
+        """latest -> latest.previous when it is a complete run, else ->
+        latest.interrupted (a complete previous is never replaced by a partial run);
+        the older one there is deleted last: killed at any point, both are as they
+        were or the rotation is complete (one left aside is put back by the next
+        claim)."""
+        kept = self.interrupted if self.unfinished() else self.previous
+        aside = self._aside(kept)
+        if kept.exists():
+            os.replace(kept, aside)
+        os.replace(self.path, kept)
         shutil.rmtree(aside, ignore_errors=True)
 
     def merge(self, run: RunInfo, order: list[str]) -> Results:

@@ -1,0 +1,49 @@
+"""What bisect.md and sweep.md tell a reader to run: the command that reruns the
+search (the nox session where the reader's folder's noxfile has it, else repromatrix
+itself), its ``--as-of`` as given, and the way out when the date cap of ``--as-of``
+kept candidates from installing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import canonicalize_name
+
+from repromatrix.matrix.sessions import command_line
+
+
+def rerun_command(command: str, args: list[str]) -> str:
+    """``nox -s bisect -- ARGS`` where the working folder's noxfile has that session,
+    ``repromatrix bisect ARGS`` elsewhere (matrix.sessions.command_line's rule)."""
+    return command_line(command, args, folder=Path.cwd())
+
+
+def as_of_args(as_of: str | None, package: str) -> list[str]:
+    """``--as-of`` as the command line needs it to mean the same again: nothing for
+    the default (the searched package), ``none`` for today's stack."""
+    if as_of is None:
+        return ["--as-of", "none"]
+    if canonicalize_name(as_of) == canonicalize_name(package):
+        return []
+    return ["--as-of", as_of]
+
+
+def note_refusal(refused: dict[str, Any], version: str, cap: dict[str, Any]) -> None:
+    """Add one candidate that did not install because of the date cap (check.py's
+    ``as_of_cap``) to ``refused``: {"packages": [...], "candidates": [...]}."""
+    packages = refused.setdefault("packages", [])
+    packages += [p for p in cap.get("packages") or [] if p not in packages]
+    refused.setdefault("candidates", []).append(version)
+
+
+def refusal_line(refused: dict[str, Any], what: str, quote: str = "") -> str:
+    """One line: how many candidates the cap refused, which package's cap, what to run
+    (between ``quote`` marks: a backtick in Markdown)."""
+    count = len(refused.get("candidates") or [])
+    packages = ", ".join(refused.get("packages") or [])
+    return (
+        f"{count} {what}{'s' if count != 1 else ''} did not install: the --as-of date cap "
+        f"on {packages} refused what a pin needs; for today's stack run: "
+        f"{quote}{refused['rerun']}{quote}"
+    )

@@ -1,0 +1,250 @@
+"""Tonight's triage, carried out on GitHub: the tracking issue opened, updated,
+closed or reopened (tracking.py decides), and the hunts dispatched with the issue's
+number so that their answers come back to it.
+
+Order matters for what survives a failure: triage.json and the step outputs are
+written before the first gh call (the night's results were uploaded before this
+step), so a gh that is not authenticated or is rate limited costs the issue, never
+the results; and it is one line naming the gh call, never a traceback.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from repromatrix.errors import UserError
+from repromatrix.gh import GitHub
+from repromatrix.nightly import tracking
+from repromatrix.nightly.triage import Triage, triage
+from repromatrix.results import Results, write_json_atomic
+from repromatrix.verdicts.knownissues import Registry
+
+
+@dataclass
+class FollowOptions:
+    tonight: Results
+    folder: Path  # where triage.json goes
+    baseline: Results | None = None
+    baseline_note: str = ""
+    registry: Registry | None = None
+    registry_file: str = "cases/known_issues.yaml"
+    cells: Mapping[str, str] = field(default_factory=dict)
+    limit: int = 5
+    summary: Path | None = None  # given: keep the tracking issue
+    label: str = "nightly-regression"
+    title: str = "Nightly: regressions"
+    dispatch: bool = False
+    workflow: str = "bisect.yml"
+    culprit_workflow: str = "culprit.yml"
+    ref: str | None = None
+    run: str = ""  # this run's link
+    github_output: Path | None = None
+
+
+@dataclass
+class Followed:
+    found: Triage
+    update: tracking.Update
+    issue: int | None = None
+    gh_error: str = ""  # the gh call that failed, when one did
+
+    @property
+    def new(self) -> bool:
+        return bool(self.update.new)
+
+
+def follow_nightly(
+    options: FollowOptions, client: GitHub, say: Callable[[str], None] = print
+) -> Followed:
+    found = triage(
+        options.tonight,
+        options.baseline,
+        limit=options.limit,
+        registry=options.registry,
+        cells=options.cells,
+    )
+    night = tracking.Night(
+        results=options.tonight,
+        date=_date(options.tonight),
+        run=options.run,
+        baseline_note=options.baseline_note,
+        registry_file=options.registry_file,
+    )
+    hunts = _hunts(found, night) if options.dispatch else []
+    # Without an issue to read, tonight is judged against last night's results alone.
+    alone = tracking.follow(
+        None, night, baseline=options.baseline, hunts=hunts, registry_entries=_entries(options)
+    )
+    followed = Followed(found, alone)
+    _write(options, followed)
+    for line in _lines(followed, options):
+        say(line)
+    try:
+        if options.summary is not None:
+            _track(options, client, followed, night, hunts, say)
+        if options.dispatch:
+            _dispatch(options, client, followed)
+    except UserError as err:
+        followed.gh_error = str(err)
+    _write(options, followed)
+    _outputs(options, followed)
+    return followed
+
+
+def _track(
+    options: FollowOptions,
+    client: GitHub,
+    followed: Followed,
+    night: tracking.Night,
+    hunts: list[tracking.Hunt],
+    say: Callable[[str], None],
+) -> None:
+    issues = client.issues(options.label)
+    open_ = [i for i in issues if str(i.get("state", "")).upper() == "OPEN"]
+    open_.sort(key=lambda i: i.get("title") != options.title)  # the exact title first
+    closed = [i for i in issues if str(i.get("state", "")).upper() == "CLOSED"]
+    current = open_[0] if open_ else (closed[0] if closed else None)
+    previous = tracking.read_state(str(current.get("body", ""))) if current else None
+    number = int(current["number"]) if current else None
+    answers = tracking.answers_in(client.comments(number)) if open_ and number else {}
+    summary = options.summary.read_text() if options.summary.is_file() else ""
+    update = tracking.follow(
+        previous,
+        night,
+        baseline=options.baseline,
+        hunts=hunts,
+        answers=answers,
+        registry_entries=_entries(options),
+        summary=summary,
+    )
+    followed.update = update
+    _write(options, followed)  # the outputs now say what the issue will say
+    body = options.folder / "tracking-issue.md"
+    body.write_text(update.body)
+    if open_ and number is not None:
+        client.edit_body(number, body)
+        if update.needs_issue:
+            say(f"updated tracking issue #{number}")
+        else:
+            comment = options.folder / "tracking-closing.md"
+            comment.write_text(update.closing_comment(night))
+            client.post(number, comment)
+            client.close(number)
+            say(f"closed tracking issue #{number}: everything is back to pass / known-broken")
+        followed.issue = number
+    elif update.needs_issue and closed and number is not None:
+        client.reopen(number)
+        client.edit_body(number, body)
+        comment = options.folder / "tracking-reopening.md"
+        comment.write_text(update.reopening_comment(night))
+        client.post(number, comment)
+        say(f"reopened tracking issue #{number}")
+        followed.issue = number
+    elif update.needs_issue:
+        followed.issue = client.create_issue(title=options.title, label=options.label, body=body)
+        if followed.issue is not None:
+            say(f"opened tracking issue #{followed.issue}")
+    _write(options, followed)
+
+
+def _dispatch(options: FollowOptions, client: GitHub, followed: Followed) -> None:
+    """Each hunt, told the tracking issue's number so that it comments its answer there."""
+    issue = followed.issue
+    for request in followed.found.bisects:
+        client.dispatch(options.workflow, request.workflow_inputs(issue), ref=options.ref)
+    for hunt in followed.found.culprits:
+        client.dispatch(options.culprit_workflow, hunt.workflow_inputs(issue), ref=options.ref)
+
+
+def _hunts(found: Triage, night: tracking.Night) -> list[tracking.Hunt]:
+    hunts = [
+        tracking.Hunt(
+            key=b.hunt,
+            workflow="bisect.yml",
+            what=f"{b.package} {b.good}..{b.bad} ({b.find})",
+            combination=b.combination,
+            case=b.case,
+            dispatched=night.date,
+            run=night.run,
+        )
+        for b in found.bisects
+    ]
+    hunts += [
+        tracking.Hunt(
+            key=c.hunt,
+            workflow="culprit.yml",
+            what=f"{c.combination}: {len(c.changed)} packages moved",
+            combination=c.combination,
+            case=c.case,
+            dispatched=night.date,
+            run=night.run,
+        )
+        for c in found.culprits
+    ]
+    return hunts
+
+
+def _entries(options: FollowOptions) -> dict[str, tuple[dict[str, str], str]]:
+    if options.registry is None:
+        return {}
+    return {
+        issue.case: ({p: str(s) for p, s in issue.when}, issue.link)
+        for issue in options.registry.issues
+    }
+
+
+def _date(results: Results) -> str:
+    started = results.run.started or dt.datetime.now(dt.timezone.utc).isoformat()
+    return started[:10]
+
+
+def _lines(followed: Followed, options: FollowOptions) -> list[str]:
+    lines = []
+    if options.baseline_note:
+        lines.append(options.baseline_note)
+    for r in followed.found.regressions:
+        lines.append(f"regressed: {r.combination} {r.case} ({r.before} -> {r.now})")
+    for f in followed.update.new:
+        lines.append(f"new: {f.combination} {f.case} ({f.status})")
+    for line in followed.found.not_bisected:
+        lines.append(f"not bisected: {line}")
+    for request in followed.found.bisects:
+        lines.append(
+            f"culprit hunt: {request.package} {request.good}..{request.bad} ({request.reason})"
+        )
+    for hunt in followed.found.culprits:
+        lines.append(f"culprit hunt: {hunt.combination} {hunt.case}: {', '.join(hunt.changed)}")
+    for p in followed.update.possibly_fixed:
+        lines.append(f"possibly fixed: {p.combination} {p.case}: narrow {options.registry_file}")
+    return lines
+
+
+def _write(options: FollowOptions, followed: Followed) -> None:
+    """triage.json, rewritten as the issue's fate becomes known."""
+    write_json_atomic(
+        options.folder / "triage.json",
+        {
+            **followed.found.dump(),
+            "new": followed.new,
+            "tracking": tracking.dump(followed.update),
+            "issue": followed.issue,
+            "gh_error": followed.gh_error,
+        },
+    )
+
+
+def _outputs(options: FollowOptions, followed: Followed) -> None:
+    if options.github_output is None:
+        return
+    outputs = {
+        "new": "true" if followed.new else "false",
+        "regressed": "true" if followed.found.regressed else "false",
+        "issue": str(followed.issue or ""),
+        "bisects": str(len(followed.found.bisects)),
+        "culprits": str(len(followed.found.culprits)),
+    }
+    with open(options.github_output, "a") as handle:
+        handle.writelines(f"{k}={v}\n" for k, v in outputs.items())

@@ -1,0 +1,405 @@
+"""The tracking issue: one GitHub issue that follows the nightly, night after night.
+
+Pure: given last night's state (kept in the issue body as hidden JSON, so the issue
+is its own memory and nothing else has to survive between runs), tonight's judged
+results and the hunts dispatched, it says what the issue must say and what to do
+with it. nightly/triage.py's caller does the talking to GitHub.
+
+- a *failure* is an unexpected failing case of tonight's run (failed, error,
+  crashed, timed-out: ``outcomes.FAILURES``; known-broken and flaky are not), or a
+  combination that does not install;
+- *new*: failing tonight and not tracked yet. It makes the run red, whether or not
+  there is a baseline (a first night's failure is new; so is one the baseline cannot
+  vouch for because the baseline failed too or expired);
+- *still failing*: tracked, with the night it was first seen and that run's link;
+- *fixed*: tracked last night, passing (or registered as known-broken) tonight;
+- *possibly fixed*: a known-broken case passing inside its registered range, listed
+  with the exact edit to the registry;
+- *hunts*: bisects and culprit hunts dispatched, with the answer each posted on the
+  issue once it has (a comment that carries ``hunt_marker(key)``).
+
+The issue is opened when something fails or needs an edit, updated in place while
+it does, closed with a comment once everything is back to pass / known-broken, and
+reopened when something breaks again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from repromatrix.outcomes import FAILURES, CaseStatus, CombinationStatus
+from repromatrix.results import CombinationResult, Results
+
+STATE_SCHEMA = 1
+_STATE = re.compile(r"<!-- repromatrix:tracking (?P<json>\{.*?\}) -->", re.DOTALL)
+_HUNT = re.compile(r"<!-- repromatrix:hunt (?P<key>[^>]*?) -->")
+INSTALL = "<install>"  # the "case" of a combination that does not install
+BODY_LIMIT = 65_536  # GitHub's limit on an issue body
+MESSAGE_LIMIT = 200
+
+
+def hunt_marker(key: str) -> str:
+    """The line a hunt's comment starts with, so the issue can find its answer."""
+    return f"<!-- repromatrix:hunt {key} -->"
+
+
+@dataclass
+class Failure:
+    combination: str
+    case: str
+    status: str
+    message: str = ""
+    since: str = ""  # the date of the night it was first seen ("" : before tracking)
+    since_run: str = ""  # that night's run link
+
+    @property
+    def key(self) -> str:
+        return f"{self.combination} {self.case}"
+
+
+@dataclass
+class Hunt:
+    key: str  # bisect:<package>:<good>:<bad>:<case> | culprit:<combination>:<case>
+    workflow: str
+    what: str  # "transformers 4.52.4..4.53.0" / "tf-latest: 3 packages moved"
+    combination: str
+    case: str
+    dispatched: str  # date
+    run: str = ""  # the nightly run that dispatched it
+    answer: str = ""
+    answer_url: str = ""
+
+
+@dataclass
+class TrackingState:
+    failures: dict[str, Failure] = field(default_factory=dict)
+    hunts: list[Hunt] = field(default_factory=list)
+    last_run: str = ""
+
+    def dump(self) -> str:
+        data = {
+            "schema": STATE_SCHEMA,
+            "failures": [asdict(f) for f in self.failures.values()],
+            "hunts": [asdict(h) for h in self.hunts],
+            "last_run": self.last_run,
+        }
+        # "-->" cannot appear inside an HTML comment; JSON escapes keep it readable back.
+        return json.dumps(data, separators=(",", ":")).replace("-->", "--\\u003e")
+
+
+def read_state(body: str) -> TrackingState | None:
+    """The state an issue body carries; None when it carries none (or an unreadable one:
+    the issue is then rebuilt from tonight alone, never a traceback)."""
+    match = _STATE.search(body or "")
+    if match is None:
+        return None
+    try:
+        data = json.loads(match.group("json"))
+        if data.get("schema") != STATE_SCHEMA:
+            return None
+        failures = [Failure(**f) for f in data.get("failures", [])]
+        hunts = [Hunt(**h) for h in data.get("hunts", [])]
+    except (ValueError, TypeError, AttributeError):
+        return None
+    return TrackingState(
+        failures={f.key: f for f in failures}, hunts=hunts, last_run=str(data.get("last_run", ""))
+    )
+
+
+@dataclass(frozen=True)
+class PossiblyFixed:
+    combination: str
+    case: str
+    link: str
+    edit: str  # a diff of cases/known_issues.yaml's entry
+
+
+@dataclass(frozen=True)
+class Night:
+    """What tonight's run knows about itself."""
+
+    results: Results  # judged (verdicts.judge)
+    date: str
+    run: str = ""  # this run's link
+    baseline_note: str = ""  # why there is no baseline, when there is none
+    registry_file: str = "cases/known_issues.yaml"
+
+
+@dataclass
+class Update:
+    state: TrackingState
+    new: list[Failure]
+    still: list[Failure]
+    fixed: list[Failure]
+    possibly_fixed: list[PossiblyFixed]
+    body: str = ""
+
+    @property
+    def failing(self) -> bool:
+        return bool(self.new or self.still)
+
+    @property
+    def needs_issue(self) -> bool:
+        """Something a person must act on: a failure, or a registry entry to narrow."""
+        return self.failing or bool(self.possibly_fixed)
+
+    def closing_comment(self, night: Night) -> str:
+        fixed = "".join(f"\n- `{f.combination}` `{f.case}`" for f in self.fixed)
+        run = f" ({night.run})" if night.run else ""
+        return (
+            f"Everything is back to pass / known-broken as of the nightly of {night.date}"
+            f"{run}.{' Fixed since the last run:' if fixed else ''}{fixed}\n\nClosing; "
+            "the nightly reopens this issue when something breaks again."
+        )
+
+    def reopening_comment(self, night: Night) -> str:
+        lines = "".join(f"\n- `{f.combination}` `{f.case}`: {f.status}" for f in self.new)
+        return f"Broken again in the nightly of {night.date} ({night.run or 'this run'}):{lines}"
+
+
+def failures_of(results: Results) -> dict[str, Failure]:
+    """Tonight's unexpected failures, by key."""
+    found: dict[str, Failure] = {}
+    for combo in results.combinations:
+        if combo.status == CombinationStatus.INSTALL_ERROR:
+            failure = Failure(combo.id, INSTALL, combo.status.value, _short(combo.message))
+            found[failure.key] = failure
+        for case in combo.cases:
+            if case.status in FAILURES:
+                failure = Failure(combo.id, case.id, case.status.value, _short(case.message))
+                found[failure.key] = failure
+    return found
+
+
+def follow(
+    previous: TrackingState | None,
+    night: Night,
+    *,
+    baseline: Results | None = None,
+    hunts: list[Hunt] = (),  # type: ignore[assignment]
+    answers: dict[str, tuple[str, str]] | None = None,
+    registry_entries: dict[str, tuple[dict[str, str], str]] | None = None,
+    summary: str = "",
+) -> Update:
+    """Tonight's update of the tracking issue.
+
+    ``previous``: the state of the open (or last closed) tracking issue; without one,
+    the baseline's word is taken for what was already failing (a case the verdicts
+    call still-failing is not new). ``answers``: hunt key -> (answer line, url), read
+    from the issue's comments. ``registry_entries``: registry pattern -> (its
+    ``when``, link), for the edit a possibly-fixed case needs."""
+    tonight = failures_of(night.results)
+    if previous is not None:
+        tracked = previous.failures
+    else:  # last night's results are the only memory: what failed there is not new
+        tracked = failures_of(baseline) if baseline is not None else {}
+    new, still = [], []
+    for key, failure in tonight.items():
+        before = tracked.get(key)
+        if before is None:
+            failure.since, failure.since_run = night.date, night.run
+            new.append(failure)
+        else:
+            failure.since, failure.since_run = before.since, before.since_run
+            still.append(failure)
+    fixed = [f for key, f in (previous.failures if previous else {}).items() if key not in tonight]
+    state = TrackingState(
+        failures={f.key: f for f in [*new, *still]},
+        hunts=_hunts(previous, hunts, answers or {}, keep={f.key for f in [*new, *still]}),
+        last_run=night.run,
+    )
+    update = Update(state, new, still, fixed, _possibly_fixed(night, registry_entries or {}))
+    update.body = render(update, night, summary)
+    return update
+
+
+def _hunts(
+    previous: TrackingState | None,
+    tonight: list[Hunt],
+    answers: dict[str, tuple[str, str]],
+    keep: set[str],
+) -> list[Hunt]:
+    """Earlier hunts for failures still tracked, tonight's, each with its answer."""
+    hunts = {h.key: h for h in (previous.hunts if previous else []) if _failure_key(h) in keep}
+    for hunt in tonight:
+        hunts.setdefault(hunt.key, hunt)
+    for key, hunt in hunts.items():
+        if key in answers:
+            hunt.answer, hunt.answer_url = answers[key]
+    return list(hunts.values())
+
+
+def _failure_key(hunt: Hunt) -> str:
+    return f"{hunt.combination} {hunt.case}"
+
+
+def answers_in(comments: list[dict]) -> dict[str, tuple[str, str]]:
+    """Hunt key -> (the answer's verdict line, the comment's url), from the issue's
+    comments: a hunt's comment carries ``hunt_marker``; its verdict is the report's
+    first bold line (bisect.md and culprit.md open with it)."""
+    found: dict[str, tuple[str, str]] = {}
+    for comment in comments:
+        body = str(comment.get("body", ""))
+        marker = _HUNT.search(body)
+        if marker is None:
+            continue
+        bold = re.search(r"^\*\*(.+?)\*\*\s*$", body, re.MULTILINE)
+        line = bold.group(1) if bold else _first_text_line(body[marker.end() :])
+        found[marker.group("key")] = (_short(line), str(comment.get("url", "")))
+    return found
+
+
+def _first_text_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def _possibly_fixed(
+    night: Night, entries: dict[str, tuple[dict[str, str], str]]
+) -> list[PossiblyFixed]:
+    found = []
+    for combo in night.results.combinations:
+        for case in combo.cases:
+            if case.status != CaseStatus.POSSIBLY_FIXED or not case.known_issue:
+                continue
+            pattern = str(case.known_issue.get("case", case.id))
+            when, link = entries.get(pattern, (case.known_issue.get("when", {}), ""))
+            found.append(
+                PossiblyFixed(
+                    combo.id,
+                    case.id,
+                    link or str(case.known_issue.get("link", "")),
+                    registry_edit(night.registry_file, pattern, when, combo),
+                )
+            )
+    return found
+
+
+def registry_edit(
+    registry_file: str, pattern: str, when: dict[str, str], combo: CombinationResult
+) -> str:
+    """The edit that takes ``combo``'s passing versions out of the entry's range: each
+    package's upper bound lowered to the version that passed (a diff to apply by
+    hand; the measured boundary may be lower still, which a bisect would say)."""
+    narrowed = {}
+    for package, spec in when.items():
+        version = combo.resolved.get(package)
+        clauses = [c for c in spec.split(",") if c and not c.lstrip().startswith("<")]
+        narrowed[package] = ",".join([*clauses, f"<{version}"]) if version else spec
+
+    def flow(mapping: dict[str, str]) -> str:
+        return "{" + ", ".join(f'{k}: "{v}"' for k, v in mapping.items()) + "}"
+
+    return (
+        f"--- {registry_file}\n+++ {registry_file}\n"
+        f" - case: {pattern}\n-  when: {flow(when)}\n+  when: {flow(narrowed)}"
+    )
+
+
+def _short(text: str) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= MESSAGE_LIMIT else line[: MESSAGE_LIMIT - 1] + "…"
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def render(update: Update, night: Night, summary: str = "") -> str:
+    """The issue body: state, then what is new, still failing, fixed, possibly fixed
+    and hunted, then tonight's summary.md (collapsed; cut first when over GitHub's
+    limit)."""
+    run = f"[run]({night.run})" if night.run else "this run"
+    head = [
+        f"<!-- repromatrix:tracking {update.state.dump()} -->",
+        f"## Nightly of {night.date}: {len(update.new)} new, {len(update.still)} still "
+        f"failing, {len(update.fixed)} fixed ({run})",
+        "",
+    ]
+    if night.baseline_note:
+        head += [f"> {night.baseline_note}", ""]
+    parts = [
+        _table("New tonight", update.new, with_since=False),
+        _table("Still failing", update.still, with_since=True),
+        _fixed(update.fixed),
+        _possibly(update.possibly_fixed),
+        _hunt_lines(update.state.hunts),
+    ]
+    text = "\n".join(head) + "\n".join(p for p in parts if p)
+    if not update.needs_issue:
+        text += "\nEverything is back to pass / known-broken.\n"
+    if summary:
+        room = BODY_LIMIT - len(text) - 200
+        shown = summary if len(summary) <= room else summary[: max(room, 0)] + "\n\n(cut)"
+        text += f"\n<details><summary>Tonight's summary</summary>\n\n{shown}\n\n</details>\n"
+    return text[:BODY_LIMIT]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _table(title: str, failures: list[Failure], *, with_since: bool) -> str:
+    if not failures:
+        return ""
+    head = (
+        "| combination | case | status | since | error |"
+        if with_since
+        else ("| combination | case | status | error |")
+    )
+    rule = "|---|---|---|---|---|" if with_since else "|---|---|---|---|"
+    rows = []
+    for f in failures:
+        since = f"[{f.since}]({f.since_run})" if f.since_run else (f.since or "before tracking")
+        cells = [f"`{f.combination}`", f"`{_cell(f.case)}`", f.status]
+        cells += [since] if with_since else []
+        rows.append("| " + " | ".join([*cells, _cell(f.message)]) + " |")
+    return "\n".join([f"### {title}", "", head, rule, *rows, ""]) + "\n"
+
+
+def _fixed(fixed: list[Failure]) -> str:
+    if not fixed:
+        return ""
+    lines = [f"- `{f.combination}` `{f.case}` (failing since {f.since or '?'})" for f in fixed]
+    return "\n".join(["### Fixed since the last run", "", *lines, ""]) + "\n"
+
+
+def _possibly(found: list[PossiblyFixed]) -> str:
+    if not found:
+        return ""
+    lines = ["### Possibly fixed: known issues that passed inside their range", ""]
+    for p in found:
+        lines += [
+            f"- `{p.combination}` `{p.case}` passes ({p.link}); narrow the range:",
+            "",
+            "  ```diff",
+            *("  " + line for line in p.edit.splitlines()),
+            "  ```",
+        ]
+    return "\n".join([*lines, ""]) + "\n"
+
+
+def _hunt_lines(hunts: list[Hunt]) -> str:
+    if not hunts:
+        return ""
+    lines = ["### Hunts", ""]
+    for h in hunts:
+        answer = (
+            f"**{h.answer}**" + (f" ([comment]({h.answer_url}))" if h.answer_url else "")
+            if h.answer
+            else "waiting for its answer"
+        )
+        lines.append(f"- {h.workflow}: {h.what} (`{h.case}`), dispatched {h.dispatched}: {answer}")
+    return "\n".join([*lines, ""]) + "\n"
+
+
+def dump(update: Update) -> dict[str, Any]:
+    """For triage.json."""
+    return {
+        "new": [asdict(f) for f in update.new],
+        "still_failing": [asdict(f) for f in update.still],
+        "fixed": [asdict(f) for f in update.fixed],
+        "possibly_fixed": [asdict(p) for p in update.possibly_fixed],
+        "hunts": [asdict(h) for h in update.state.hunts],
+    }

@@ -1,0 +1,87 @@
+"""A hunt workflow's inputs, checked before a runner is taken: each mistake is one
+line naming the input (nightly/hunt_inputs.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from repromatrix.errors import UserError
+from repromatrix.nightly.hunt_inputs import check_inputs
+
+
+@pytest.fixture
+def cases(tmp_path: Path) -> Path:
+    (tmp_path / "test_a.py").write_text("def test_x():\n    pass\n")
+    return tmp_path
+
+
+CULPRIT = {
+    "good": "packaging==21.3 six==1.16.0",
+    "bad": "packaging==22.0 six==1.17.0",
+    "case": "test_a.py::test_x",
+    "pins": "torch=null",
+    "name": "pk",
+    "cell": '{"id": "pk", "pins": {"torch": null, "packaging": "21.3"}}',
+}
+BISECT = {"package": "packaging", "good": "21.3", "bad": "22.0", "case": "test_a.py::test_x"}
+
+
+def check(workflow: str, cases: Path, runner: str = '["gpu"]', **changed: str) -> str:
+    base = CULPRIT if workflow == "culprit" else BISECT
+    return check_inputs(
+        workflow, {**base, **changed}, runner=runner, runner_source="input runner", cases=cases
+    )
+
+
+def test_good_inputs_give_the_runner_labels(cases: Path) -> None:
+    assert json.loads(check("culprit", cases, runner='["self-hosted", "gpu"]')) == [
+        "self-hosted",
+        "gpu",
+    ]
+    assert check("bisect", cases) == '["gpu"]'
+
+
+@pytest.mark.parametrize(
+    ("workflow", "changed", "line"),
+    [
+        (
+            "culprit",
+            {"good": "packaging==21.3 six"},
+            "input good: 'six' is not a name==version pin",
+        ),
+        ("culprit", {"bad": "torch>=2"}, "input bad: 'torch>=2' is not a name==version pin"),
+        ("culprit", {"name": "../../x"}, "input name: '../../x' is not a folder name"),
+        ("culprit", {"name": "a/b"}, "input name: 'a/b' is not a folder name"),
+        (
+            "culprit",
+            {"case": "test_a.py::test_y"},
+            "input case: 'test_a.py::test_y': test_a.py defines no 'test_y'",
+        ),
+        ("culprit", {"case": "test_b.py::test_x"}, "input case: 'test_b.py::test_x': no such file"),
+        ("culprit", {"pins": "torch=>2"}, "input pins: --pin 'torch=>2'"),
+        ("culprit", {"cell": "{not json"}, "input cell: not JSON"),
+        (
+            "culprit",
+            {"cell": '{"pins": {"peft": "4.5x"}}'},
+            "input cell: peft: '4.5x' is not a version",
+        ),
+        ("bisect", {"good": "latest"}, "input good: 'latest' is not a version"),
+        ("bisect", {"case": ""}, "inputs case, script: give exactly one of them"),
+    ],
+)
+def test_each_mistake_is_one_line_naming_the_input(
+    cases: Path, workflow: str, changed: dict[str, str], line: str
+) -> None:
+    with pytest.raises(UserError) as raised:
+        check(workflow, cases, **changed)
+    assert str(raised.value).startswith(line)
+    assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("runner", ["self-hosted", "[]", '["gpu", 3]', '{"a": 1}'])
+def test_a_runner_list_that_is_not_a_json_list_of_labels(cases: Path, runner: str) -> None:
+    with pytest.raises(UserError, match=r"^input runner: .* is not a JSON list of runner labels"):
+        check("bisect", cases, runner=runner)
