@@ -221,5 +221,6 @@ def test_a_watched_issue_that_flips_is_said_once(scenario: Scenario, wheelhouse:
     state = read_state(issues.bot_comment())
     assert state.decisive is not None and state.decisive.outcome == "good"
     assert state.last_watched > "2026-11-24"
+    assert "- issue-repro/ack" not in run.log and "[issue-repro/ack" not in run.log  # no comment
     other = [c["body"] for c in gh.comments(8)]
     assert other == [render(yesterday)]  # the limit: issue 8 waits for a later night
