@@ -42,7 +42,10 @@ HARNESS = {
 }
 NOT_HARNESS = {"tests", "lint"}
 
-PROGRAM = r"(?:(?:\S*/)?python3?(?:\.\d+)?\s+-m\s+|(?:\S*/)?)(?P<program>nox|repromatrix)(?=\s|$)"
+# A path before the program has at least one character before its slash
+# (.venv/bin/repromatrix): "/repromatrix sweep ..." is an issue comment's command
+# (docs/issue-repro.md), not this command line.
+PROGRAM = r"(?:(?:\S*/)?python3?(?:\.\d+)?\s+-m\s+|(?:\S+/)?)(?P<program>nox|repromatrix)(?=\s|$)"
 STARTS_WITH_COMMAND = re.compile(rf"^(?:\$\s+)?{PROGRAM}")
 PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9_]*(?:==[A-Z0-9_]+)?|\.\.\.|…")
 ANGLE_PLACEHOLDER = re.compile(r"<[A-Za-z][^<>]*>")
