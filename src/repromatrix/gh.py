@@ -2,7 +2,9 @@
 command line (authenticated by GH_TOKEN in CI, or ``gh auth login``): issues listed,
 opened, edited, commented, closed and reopened (the nightly's tracking issue,
 nightly/tracking.py decides which); workflows dispatched; last night's artifact
-downloaded; a summary posted on an issue.
+downloaded; a summary posted on an issue; for issue commands (issue/), an issue's
+comments listed, created and edited, a reaction on a comment, the open issues with a
+label (``IssueComments``, through ``gh api``).
 Without a usable gh the commands are printed instead, so a person can run them where
 gh works, and nothing claims to have been done."""
 
@@ -11,8 +13,11 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 from repromatrix import procs
 from repromatrix.errors import UserError
@@ -148,6 +153,75 @@ class GitHub:
         url = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else f"issue {issue}"
         self.say(f"posted the summary: {url}")
         return True
+
+
+class IssueComments:
+    """Issue comments and reactions through ``gh api`` (REST), for issue/'s bot. Unlike
+    GitHub above it needs gh: the workflow that uses it always has one."""
+
+    def __init__(self, repo: str, *, gh: str | None = None) -> None:
+        self.repo = repo
+        self.gh = gh if gh is not None else shutil.which("gh")
+
+    def _api(self, path: str, *args: str, payload: dict | None = None) -> Any:
+        if self.gh is None:
+            raise UserError("gh is not installed: issue commands post through it")
+        command = [self.gh, "api", f"repos/{self.repo}/{path}", *args]
+        with tempfile.TemporaryDirectory(prefix="repromatrix-gh-") as folder:
+            if payload is not None:
+                body = Path(folder) / "payload.json"
+                body.write_text(json.dumps(payload))
+                command += ["--input", str(body)]
+            done = procs.run(command, timeout=GH_TIMEOUT)
+        if done.returncode != 0:
+            detail = " ".join(redact_text(done.stderr or done.stdout).split())[:500]
+            raise UserError(f"gh api {path} failed: {detail or 'no message'}")
+        return _json_values(done.stdout)
+
+    def comments(self, issue: int) -> list[dict]:
+        """Every comment of the issue, oldest first (all pages)."""
+        pages = self._api(f"issues/{issue}/comments?per_page=100", "--paginate")
+        return [c for page in pages if isinstance(page, list) for c in page if isinstance(c, dict)]
+
+    def create(self, issue: int, body: str) -> int | None:
+        made = self._api(f"issues/{issue}/comments", "--method", "POST", payload={"body": body})
+        first = made[0] if made else {}
+        return first.get("id") if isinstance(first, dict) else None
+
+    def edit(self, comment: int, body: str) -> None:
+        self._api(f"issues/comments/{comment}", "--method", "PATCH", payload={"body": body})
+
+    def react(self, comment: int, content: str) -> None:
+        """A reaction on a comment: eyes, rocket, confused, ..."""
+        self._api(
+            f"issues/comments/{comment}/reactions", "--method", "POST", payload={"content": content}
+        )
+
+    def labelled(self, label: str, limit: int = 200) -> list[dict]:
+        """Open issues (not pull requests) with ``label``, oldest first."""
+        query = f"issues?state=open&labels={quote(label)}&sort=created&direction=asc&per_page=100"
+        pages = self._api(query, "--paginate")
+        found = [i for page in pages if isinstance(page, list) for i in page if isinstance(i, dict)]
+        return [i for i in found if "pull_request" not in i][:limit]
+
+
+def _json_values(text: str) -> list[Any]:
+    """Every JSON value in ``text``: gh api --paginate prints one array per page."""
+    decoder = json.JSONDecoder()
+    values, at = [], 0
+    text = text.strip()
+    while at < len(text):
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            raise UserError(
+                f"gh api printed something that is not JSON: {text[at : at + 80]!r}"
+            ) from None
+        values.append(value)
+        at = end
+        while at < len(text) and text[at].isspace():
+            at += 1
+    return values
 
 
 def _shown(path: Path) -> str:

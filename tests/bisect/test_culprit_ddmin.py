@@ -223,3 +223,25 @@ def test_a_set_that_only_installs_together_names_the_package_that_requires_the_r
     assert found.moved_along["tokenizers"] == "transformers requires it (the bad lock says so)"
     without = ddmin(["accelerate", *sorted(group), "numpy"], oracle)
     assert set(without.culprits) == group  # nothing says which: all three are named
+
+
+def test_the_change_that_breaks_is_named_not_the_one_the_resolver_moved_along() -> None:
+    """The seed stack (unsloth#3592) between two nights: unsloth 2025.11.3 -> 2025.11.2
+    and unsloth_zoo 2025.11.4 -> 2025.11.3. unsloth moved back alone passes; zoo moved
+    back alone is refused ("unsloth==2025.11.3 depends on unsloth-zoo>=2025.11.4"), so
+    unsloth moves along, and that fails. The resolver's dependency says the two go
+    together; the tests say zoo breaks it."""
+    refusal = (
+        "Because unsloth==2025.11.3 depends on unsloth-zoo>=2025.11.4 and you require "
+        "unsloth==2025.11.3, we can conclude that you require unsloth-zoo>=2025.11.4."
+    )
+
+    def oracle(applied: frozenset[str]) -> Trial:
+        if "unsloth-zoo" in applied and "unsloth" not in applied:
+            return Trial(Outcome.UNRESOLVABLE, refusal)
+        return Trial(Outcome.BAD if "unsloth-zoo" in applied else Outcome.GOOD)
+
+    found = ddmin(["unsloth", "unsloth-zoo"], oracle)
+    assert found.status is Status.FOUND
+    assert found.culprits == ("unsloth-zoo",)
+    assert found.moved_along["unsloth"].startswith("moved along: the resolver refused unsloth-zoo")

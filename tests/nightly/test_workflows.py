@@ -107,7 +107,11 @@ def _repromatrix_calls() -> list[tuple[str, set[str]]]:
         for job in _load(path.name)["jobs"].values():
             for step in job.get("steps", []):
                 script = step.get("run", "")
-                found = re.search(r"^\s*(?:\.venv/bin/)?repromatrix ([a-z-]+)", script, re.M)
+                found = re.search(
+                    r"^\s*(?:\.venv/bin/)?repromatrix ([a-z-]+(?: (?:parse|ack|run|post))?)",
+                    script,
+                    re.M,
+                )
                 if found:
                     calls.append((found.group(1), set(re.findall(r"(?<![\w-])--[a-z-]+", script))))
     return calls
@@ -118,10 +122,15 @@ def test_the_repromatrix_commands_and_options_the_workflows_use_exist() -> None:
     commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     calls = _repromatrix_calls()
     assert {c for c, _ in calls} >= {"ci-matrix", "merge", "run", "triage", "report"}
+    assert {c for c, _ in calls} >= {"issue parse", "issue ack", "issue run", "issue post"}
     for command, used in calls:
         if command == "report":
             continue  # `report`: its options are its own tests' business
-        known = {o for a in commands[command]._actions for o in a.option_strings}
+        name, _, step = command.partition(" ")
+        parser = commands[name]
+        if step:  # `issue STEP`: the step's own parser
+            parser = parser._subparsers._group_actions[0].choices[step]  # type: ignore[union-attr]
+        known = {o for a in parser._actions for o in a.option_strings}
         assert used <= known, (command, used - known)
 
 
@@ -139,18 +148,27 @@ def test_repromatrix_is_installed_as_a_tool_from_one_input() -> None:
     # In another repository `pip install .` would install that repository's package,
     # and this repository's noxfile is not there: install repromatrix from the
     # `repromatrix` input (else the REPROMATRIX_SOURCE variable) and call it directly.
+    # issue-repro.yml builds the wheel once, from that input, in the job that may read
+    # the repository, and its other jobs install that wheel (they have no checkout).
     steps = _install_steps()
     assert {name for name, _ in steps} == {f.name for f in FILES}
     for name, step in steps:
-        assert re.search(
-            r'^uv pip install --quiet --python \.venv "\$REPROMATRIX_SOURCE"$', step["run"], re.M
-        ), name
+        if name == "issue-repro.yml":
+            assert re.search(r"pip install --quiet plan/tool/\*\.whl$", step["run"], re.M), name
+        else:
+            assert re.search(
+                r'^uv pip install --quiet --python \.venv "\$REPROMATRIX_SOURCE"$',
+                step["run"],
+                re.M,
+            ), name
         assert "install ." not in step["run"], name
+    built = [s["run"] for n, s in steps if n == "issue-repro.yml" and "wheel" in s["run"]]
+    assert built and '--wheel-dir plan/tool "$REPROMATRIX_SOURCE"' in built[0]
     for path in FILES:
         text = path.read_text()
         assert not re.search(r"^\s*[^#\n]*\bnox\b", text, re.M), f"{path.name} calls nox"
     source = "${{ inputs.repromatrix || vars.REPROMATRIX_SOURCE || 'repromatrix' }}"
-    for name in ("nightly.yml", "bisect.yml"):
+    for name in ("nightly.yml", "bisect.yml", "issue-repro.yml"):
         workflow = _load(name)
         assert "repromatrix" in workflow["on"]["workflow_dispatch"]["inputs"], name
         envs = [workflow.get("env", {}), *(j.get("env", {}) for j in workflow["jobs"].values())]

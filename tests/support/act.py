@@ -170,6 +170,7 @@ def act_run(
     inputs: dict[str, str] | None = None,
     variables: dict[str, str] | None = None,
     event: str = "workflow_dispatch",
+    event_path: Path | None = None,
     env: dict[str, str] | None = None,
     timeout: float = ACT_TIMEOUT,
 ) -> ActRun:
@@ -180,6 +181,8 @@ def act_run(
     bin_dir = runner_bin(work / "runner-bin", gh)
     actions = actions_dir()
     command = ["act", event, "-W", f".github/workflows/{workflow}"]
+    if event_path is not None:  # the payload ($GITHUB_EVENT_PATH): issue_comment, ...
+        command += ["-e", str(event_path)]
     for key, value in (inputs or {}).items():
         command += ["--input", f"{key}={value}"]
     for key, value in (variables or {}).items():

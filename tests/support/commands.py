@@ -44,7 +44,10 @@ HARNESS = {
 # tests/workflows/test_nightly_dry_run.py runs the documented line for real.
 NOT_HARNESS = {"tests", "lint", "nightly-dry-run"}
 
-PROGRAM = r"(?:(?:\S*/)?python3?(?:\.\d+)?\s+-m\s+|(?:\S*/)?)(?P<program>nox|repromatrix)(?=\s|$)"
+# A path before the program has at least one character before its slash
+# (.venv/bin/repromatrix): "/repromatrix sweep ..." is an issue comment's command
+# (docs/issue-repro.md), not this command line.
+PROGRAM = r"(?:(?:\S*/)?python3?(?:\.\d+)?\s+-m\s+|(?:\S+/)?)(?P<program>nox|repromatrix)(?=\s|$)"
 STARTS_WITH_COMMAND = re.compile(rf"^(?:\$\s+)?{PROGRAM}")
 PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9_]*(?:==[A-Z0-9_]+)?|\.\.\.|…")
 ANGLE_PLACEHOLDER = re.compile(r"<[A-Za-z][^<>]*>")

@@ -44,7 +44,11 @@ EMPTY_STATE: dict[str, Any] = {
     "dispatches": [],
     "api": {},
     "faults": {},
+    # Issue comments as the REST API has them (issue commands, issue/bot.py): {id, issue,
+    # body, user: {login, type}, author_association, reactions: [content, ...]}.
+    "rest_comments": [],
 }
+BOT_USER = {"login": "github-actions[bot]", "type": "Bot"}  # who the workflow token posts as
 
 
 class GhError(Exception):
@@ -116,6 +120,43 @@ class GhDouble:
     def set_api_response(self, endpoint: str, response: Any) -> None:
         with _locked(self.state) as state:
             state["api"][endpoint] = response
+
+    def add_issue(
+        self, number: int, *, title: str = "", body: str = "", labels: tuple[str, ...] = ()
+    ) -> None:
+        with _locked(self.state) as state:
+            state["issues"].append(
+                {
+                    "number": number,
+                    "title": title,
+                    "body": body,
+                    "labels": list(labels),
+                    "state": "open",
+                    "comments": [],
+                }
+            )
+            state["labels"] = sorted(set(state["labels"]) | set(labels))
+
+    def add_comment(
+        self, issue: int, body: str, *, login: str = "alice", association: str = "OWNER"
+    ) -> int:
+        """A comment on ``issue`` (as the REST API lists it): a person's, or the
+        workflow's own for the ``github-actions[bot]`` login; its id."""
+        user = BOT_USER if login == BOT_USER["login"] else {"login": login, "type": "User"}
+        with _locked(self.state) as state:
+            return _new_comment(state, issue, body, user, association)["id"]
+
+    def comments(self, issue: int) -> list[dict[str, Any]]:
+        """The REST comments of ``issue``, oldest first."""
+        return [c for c in _load(self.state).get("rest_comments", []) if c["issue"] == issue]
+
+    def reactions(self) -> list[tuple[int, str]]:
+        """(comment id, content) of every reaction, in order."""
+        return [
+            (c["id"], content)
+            for c in _load(self.state).get("rest_comments", [])
+            for content in c["reactions"]
+        ]
 
     def calls(self) -> list[dict[str, Any]]:
         path = self.state / "calls.jsonl"
@@ -372,10 +413,90 @@ def _run(args: list[str], state: dict[str, Any]) -> str:
     raise GhError(f"the gh double does not know gh run {' '.join(args)}")
 
 
-def _api(args: list[str], state: dict[str, Any]) -> str:
-    positional, _ = _options(args)
+def _api(args: list[str], state: dict[str, Any], record: dict[str, Any] | None = None) -> str:
+    positional, options = _options(args, flags=("--paginate", "--slurp", "--silent"))
     endpoint = positional[0] if positional else ""
-    return json.dumps(state["api"].get(endpoint, state["api"].get("/" + endpoint, {})))
+    if endpoint in state["api"] or "/" + endpoint in state["api"]:
+        return json.dumps(state["api"].get(endpoint, state["api"].get("/" + endpoint, {})))
+    method = str(_one(options, "--method", "-X", default="GET")).upper()
+    payload: dict[str, Any] = {}
+    if _one(options, "--input") is not None:
+        payload = json.loads(Path(_one(options, "--input")).read_text())
+        if record is not None and "body" in payload:
+            record["body"] = payload["body"]
+    for pair in options.get("-f", []) + options.get("--raw-field", []):
+        key, _, value = str(pair).partition("=")
+        payload[key] = value
+    rest = _issues_rest(endpoint, method, payload, state)
+    if rest is not None:
+        return json.dumps(rest)
+    return json.dumps({})
+
+
+def _new_comment(
+    state: dict[str, Any], issue: int, body: str, user: dict[str, str], association: str
+) -> dict[str, Any]:
+    comments = state.setdefault("rest_comments", [])
+    comment = {
+        "id": 9000 + len(comments) + 1,
+        "issue": issue,
+        "body": body,
+        "user": user,
+        "author_association": association,
+        "reactions": [],
+    }
+    comments.append(comment)
+    _find_issue(state, str(issue))["comments"].append(body)
+    return comment
+
+
+def _issues_rest(endpoint: str, method: str, payload: dict[str, Any], state: dict[str, Any]) -> Any:
+    """The REST routes of issue commands: an issue's comments (list, create), a comment
+    edited, a reaction, the open issues with a label. None: not one of these."""
+    path, _, query = endpoint.partition("?")
+    parts = path.strip("/").split("/")
+    if parts[:1] != ["repos"] or len(parts) < 4 or parts[3] != "issues":
+        return None
+    tail = parts[4:]
+    comments = state.setdefault("rest_comments", [])
+    if len(tail) == 2 and tail[1] == "comments" and tail[0].isdigit():
+        number = int(tail[0])
+        _find_issue(state, tail[0])
+        if method == "POST":
+            return _new_comment(state, number, str(payload.get("body", "")), BOT_USER, "NONE")
+        return [c for c in comments if c["issue"] == number]
+    if len(tail) >= 2 and tail[0] == "comments" and tail[1].isdigit():
+        found = [c for c in comments if c["id"] == int(tail[1])]
+        if not found:
+            raise GhError("HTTP 404: Not Found (https://api.github.com/)")
+        comment = found[0]
+        if len(tail) == 3 and tail[2] == "reactions" and method == "POST":
+            comment["reactions"].append(str(payload.get("content")))
+            return {"content": payload.get("content")}
+        if len(tail) == 2 and method == "PATCH":
+            if comment["user"] != BOT_USER:
+                raise GhError(FORBIDDEN)  # the token edits only its own comments
+            comment["body"] = str(payload.get("body", ""))
+            return comment
+        return comment
+    if not tail and method == "GET":
+        wanted = dict(pair.partition("=")[::2] for pair in query.split("&") if pair)
+        label = wanted.get("labels")
+        found = [
+            i
+            for i in sorted(state["issues"], key=lambda i: i["number"])
+            if i["state"] == wanted.get("state", "open") and (not label or label in i["labels"])
+        ]
+        return [
+            {
+                "number": i["number"],
+                "title": i["title"],
+                "body": i["body"],
+                "labels": [{"name": n} for n in i["labels"]],
+            }
+            for i in found
+        ]
+    return None
 
 
 def _dispatch(argv: list[str], record: dict[str, Any]) -> str:
@@ -394,6 +515,8 @@ def _dispatch(argv: list[str], record: dict[str, Any]) -> str:
             raise GhError(RATE_LIMITED)
         if command == "issue":
             return _issue(argv[1:], state, record)
+        if command == "api":
+            return _api(argv[1:], state, record)
         return handlers[command](argv[1:], state)
 
 

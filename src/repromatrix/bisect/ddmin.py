@@ -286,10 +286,29 @@ def _split(items: tuple[str, ...], n: int) -> list[tuple[str, ...]]:
 def _explain(
     minimal: tuple[str, ...], attempts: list[Attempt], requires: Mapping[str, Iterable[str]]
 ) -> tuple[tuple[str, ...], dict[str, str]]:
-    """Of the minimal set, the culprits (the changes no other member requires) and why
-    each other member came along. When every member is required by another (or
-    none is), all of them are culprits: the tests cannot tell them apart."""
+    """Of the minimal set, the culprits and why each other member came along.
+
+    The tests decide first: when the failing mixes of exactly these changes that moved
+    some along (the resolver refused them without) all asked for the same few, those
+    are the culprits and the rest came along. A dependency the resolver states says
+    only that two changes go together, not which one breaks: on the seed stack,
+    "unsloth==2025.11.3 depends on unsloth-zoo>=2025.11.4" is why unsloth had to move
+    back with unsloth_zoo, and unsloth moved alone passed. Without such a mix, the
+    culprits are the changes no other member requires; when every member is required
+    by another (or none is), all of them: the tests cannot tell them apart."""
     members = set(minimal)
+    failing = [
+        a
+        for a in attempts
+        if a.trial.outcome is Outcome.BAD and set(a.applied) == members and a.moved_along
+    ]
+    asked = set().union(*(a.requested for a in failing)) if failing else set()
+    if asked and asked < members:  # else every request gave the same set: no telling
+        return tuple(p for p in minimal if p in asked), {
+            p: f"moved along: the resolver refused {', '.join(sorted(asked))} without it"
+            for p in minimal
+            if p not in asked
+        }
     why: dict[str, str] = {}
     for package in minimal:
         for needed in requires.get(package, ()):

@@ -17,6 +17,7 @@ from repromatrix import __version__, procs
 from repromatrix.cli import bisect as bisect_commands
 from repromatrix.cli import culprit as culprit_commands
 from repromatrix.cli import init as init_commands
+from repromatrix.cli import issue as issue_commands
 from repromatrix.cli import nightly as nightly_commands
 from repromatrix.cli import sweep as sweep_commands
 from repromatrix.errors import UserError
@@ -167,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     nightly_commands.add_commands(commands)  # ci-matrix, merge, triage
     sweep_commands.add_commands(commands)  # sweep
     init_commands.add_commands(commands)  # init
+    issue_commands.add_commands(commands)  # issue parse|ack|run|post
     return parser
 
 
@@ -216,6 +218,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
             nightly_commands,
             sweep_commands,
             init_commands,
+            issue_commands,
         ):
             if (code := group.run_command(args)) is not None:
                 return code

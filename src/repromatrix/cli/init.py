@@ -26,6 +26,7 @@ FILES = {
     "workflows/nightly-combination.yml": ".github/workflows/nightly-combination.yml",
     "workflows/bisect.yml": ".github/workflows/bisect.yml",
     "workflows/culprit.yml": ".github/workflows/culprit.yml",
+    "workflows/issue-repro.yml": ".github/workflows/issue-repro.yml",
 }
 
 

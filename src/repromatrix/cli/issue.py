@@ -1,0 +1,120 @@
+"""``repromatrix issue``: the four steps of .github/workflows/issue-repro.yml.
+
+    repromatrix issue parse [--out plan]      the event -> plan/ (jobs, refusals); no repro runs
+    repromatrix issue ack --plan plan         👀 on commands that run, 😕 + a reply on refusals
+    repromatrix issue run --plan plan --out answers
+                                              each job through sweep / bisect / check
+    repromatrix issue post --plan plan --answers answers --run-url URL
+                                              the bot comment, 🚀, a watch's flip
+
+``parse`` reads $GITHUB_EVENT_NAME and the payload at $GITHUB_EVENT_PATH (issue_comment:
+a command; schedule or workflow_dispatch: the nightly watch). A bad command is data
+(a refusal in the plan, exit 0); a bad configuration or invocation exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from repromatrix.errors import UserError
+from repromatrix.gh import IssueComments
+from repromatrix.issue.bot import acknowledge, post_answers, watch_plan
+from repromatrix.issue.config import CONFIG_FILE, load_settings
+from repromatrix.issue.event import comment_plan, preflight_in, repository_of
+from repromatrix.issue.plan import read_plan, write_plan
+from repromatrix.issue.run import run_plan
+
+MAX_EVENT_BYTES = 25_000_000  # GitHub's webhook payloads are capped at 25 MB
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    issue = commands.add_parser(
+        "issue",
+        help="issue commands and the nightly watch of issue repros (issue-repro.yml)",
+        description="The steps of .github/workflows/issue-repro.yml: parse, ack, run, post.",
+    )
+    steps = issue.add_subparsers(dest="step", required=True, metavar="STEP")
+    parse = steps.add_parser("parse", help="the event to a plan (reads $GITHUB_EVENT_PATH)")
+    parse.add_argument("--out", type=Path, default=Path("plan"), help="the plan folder")
+    parse.add_argument("--event", type=Path, help="the payload (default: $GITHUB_EVENT_PATH)")
+    parse.add_argument(
+        "--event-name", help="issue_comment, schedule, ... (default: $GITHUB_EVENT_NAME)"
+    )
+    parse.add_argument("--config", type=Path, default=CONFIG_FILE, help="(default: %(default)s)")
+    parse.add_argument("--cases", type=Path, default=Path("cases"), help="the cases folder")
+    ack = steps.add_parser("ack", help="reactions and refusal replies for a plan")
+    ack.add_argument("--plan", type=Path, default=Path("plan"))
+    run = steps.add_parser("run", help="run a plan's jobs (the repro runs here)")
+    run.add_argument("--plan", type=Path, default=Path("plan"))
+    run.add_argument("--out", type=Path, default=Path("answers"))
+    run.add_argument("--cases", type=Path, default=Path("cases"))
+    post = steps.add_parser("post", help="post a run's answers on their issues")
+    post.add_argument("--plan", type=Path, default=Path("plan"))
+    post.add_argument("--answers", type=Path, default=Path("answers"))
+    post.add_argument("--run-url", default="", help="the workflow run, linked in the answer")
+
+
+def run_command(args: argparse.Namespace) -> int | None:
+    if args.command != "issue":
+        return None
+    if args.step == "parse":
+        return _parse(args)
+    plan = read_plan(args.plan)
+    if args.step == "ack":
+        acknowledge(plan, IssueComments(plan.repository))
+    elif args.step == "run":
+        results = run_plan(plan, args.plan, args.out, args.cases)
+        # A fault of repromatrix itself turns the job red (the issue is told either way);
+        # a command that could not run is an answer, and the job stays green.
+        return 1 if any(r.status == "failed" for r in results) else 0
+    else:
+        post_answers(plan, args.answers, IssueComments(plan.repository), args.run_url)
+    return 0
+
+
+def _parse(args: argparse.Namespace) -> int:
+    settings = load_settings(args.config)
+    name = args.event_name or os.environ.get("GITHUB_EVENT_NAME", "")
+    fallback = os.environ.get("GITHUB_REPOSITORY", "")
+    if name == "issue_comment":
+        payload = _payload(args.event or Path(os.environ.get("GITHUB_EVENT_PATH", "")))
+        repository = repository_of(payload, fallback)
+        _repository(repository)
+        plan, repros = comment_plan(
+            payload, settings, preflight_in(args.out, args.cases, settings), repository
+        )
+    elif name in ("schedule", "workflow_dispatch"):
+        _repository(fallback)
+        plan, repros = watch_plan(IssueComments(fallback), settings, fallback)
+    else:
+        raise UserError(f"event {name[:40]!r}: issue parse answers issue_comment and schedule")
+    write_plan(plan, args.out, repros)
+    for note in plan.notes:
+        print(note)
+    outputs = {"jobs": len(plan.jobs), "replies": len(plan.replies)}
+    if os.environ.get("GITHUB_OUTPUT"):
+        with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as out:
+            out.writelines(f"{key}={value}\n" for key, value in outputs.items())
+    print(" ".join(f"{key}={value}" for key, value in outputs.items()))
+    return 0
+
+
+def _repository(name: str) -> None:
+    parts = name.split("/")
+    if len(parts) != 2 or not all(parts) or any(c in name for c in " \n\t`$"):
+        raise UserError(f"repository {name[:80]!r}: expected OWNER/NAME ($GITHUB_REPOSITORY)")
+
+
+def _payload(path: Path) -> object:
+    """The event payload; anything unreadable is one line (exit 2)."""
+    if not str(path) or not path.is_file():
+        raise UserError(f"event payload {path}: no such file ($GITHUB_EVENT_PATH)")
+    if path.stat().st_size > MAX_EVENT_BYTES:
+        raise UserError(f"event payload {path}: larger than {MAX_EVENT_BYTES} bytes")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        raise UserError(f"event payload {path}: not JSON ({err})") from None

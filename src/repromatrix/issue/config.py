@@ -1,0 +1,93 @@
+"""What a repository configures for issue commands and the watch: the ``issue:``
+section of ``.github/repromatrix.yml`` (every key optional), plus the repository
+variable ``REPROMATRIX_TRUSTED`` (logins, comma or space separated) that the workflow
+passes in the environment.
+
+    issue:
+      trusted: [alice, bob]           # logins trusted besides the associations
+      associations: [OWNER, MEMBER, COLLABORATOR]
+      label: repro                    # issues with it are watched each night
+      watch_limit: 5                  # watched issues a night, least recently watched first
+      max_releases: 12                # releases one sweep may test
+      minutes: 60                     # one probe's time limit (the job stops at 2x)
+      pins: [torch==2.13.0]           # held in every run unless the command pins the package
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from repromatrix.bisect.check import parse_pin_option
+from repromatrix.errors import UserError, key_path
+
+CONFIG_FILE = Path(".github/repromatrix.yml")
+TRUSTED_VARIABLE = "REPROMATRIX_TRUSTED"
+ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "FIRST_TIMER",
+                "FIRST_TIME_CONTRIBUTOR", "MANNEQUIN", "NONE")  # fmt: skip
+
+
+class IssueSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    trusted: list[str] = []
+    associations: list[str] = ["OWNER", "MEMBER", "COLLABORATOR"]
+    label: str = Field("repro", min_length=1, max_length=50)
+    watch_limit: int = Field(5, ge=0, le=100)
+    max_releases: int = Field(12, ge=1, le=200)
+    minutes: int = Field(60, ge=1, le=360)
+    pins: list[str] = []
+
+    @field_validator("associations")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        for word in value:
+            if word not in ASSOCIATIONS:
+                raise ValueError(f"{word!r} is not one of {', '.join(ASSOCIATIONS)}")
+        return value
+
+    @field_validator("pins")
+    @classmethod
+    def _pins(cls, value: list[str]) -> list[str]:
+        for text in value:
+            try:
+                parse_pin_option(text)
+            except UserError as err:
+                raise ValueError(str(err)) from None
+        return value
+
+
+def load_settings(path: Path = CONFIG_FILE, environ: dict[str, str] | None = None) -> IssueSettings:
+    """The settings (defaults where the file or key is absent); a bad file is one line."""
+    data: object = {}
+    if path.is_file():
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (yaml.YAMLError, UnicodeDecodeError) as err:
+            raise UserError(f"{path}: not YAML ({' '.join(str(err).split())[:200]})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a mapping with an 'issue:' key")
+    section = data.get("issue") or {}
+    try:
+        settings = IssueSettings.model_validate(section)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = key_path(("issue", *first["loc"]))
+        raise UserError(f"{path}: {where}: {first['msg']}") from None
+    listed = (environ if environ is not None else os.environ).get(TRUSTED_VARIABLE, "")
+    extra = [login for login in re.split(r"[\s,]+", listed) if login]
+    if extra:
+        settings = settings.model_copy(update={"trusted": [*settings.trusted, *extra]})
+    return settings
+
+
+def is_trusted(login: str, association: str, settings: IssueSettings) -> bool:
+    """Trusted: an author association the settings list (OWNER, MEMBER, COLLABORATOR by
+    default), or a login they name (GitHub logins compare without case)."""
+    if association in settings.associations:
+        return True
+    return login.lower() in {name.lower() for name in settings.trusted}

@@ -1,0 +1,161 @@
+"""An issue_comment event (the JSON GitHub writes to $GITHUB_EVENT_PATH) to a plan:
+a job to run, a reply that refuses, or nothing (the comment is not for us).
+
+The payload is read field by field with its type checked: an event of a shape never
+seen (fields missing, of another type, not an object at all) gives a note in the
+log and, where the comment can be answered, a refusal; never a traceback.
+
+Who may run what: only a trusted author (config.is_trusted) starts a run; others get
+a reply saying a maintainer can start it with the same command. Comments on pull
+requests are all refused: the workflow runs on the default branch, and a PR's code
+(possibly a fork's) is never what a command should run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from repromatrix.errors import UserError
+from repromatrix.issue.command import Command, Refusal, parse_comment
+from repromatrix.issue.config import IssueSettings, is_trusted
+from repromatrix.issue.plan import Job, Plan, Reply, make_job
+from repromatrix.issue.repro import Repro, find_repro
+
+
+def field(data: Any, *path: str, kind: type | tuple[type, ...] = str) -> Any:
+    """``data[path[0]][path[1]]...`` when every step is a JSON object and the value
+    has the type asked for; None otherwise (bool is not an int here)."""
+    for key in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    if isinstance(data, bool) and kind is not bool:
+        return None
+    return data if isinstance(data, kind) else None
+
+
+@dataclass(frozen=True)
+class Decided:
+    """One comment's outcome: a job (with its repro), a reply, or a note only."""
+
+    note: str
+    job: Job | None = None
+    repro: Repro | None = None
+    reply: Reply | None = None
+
+
+Preflight = Callable[[Job, Repro | None], None]  # raises UserError for what cannot run
+
+
+def decide_comment(payload: Any, settings: IssueSettings, preflight: Preflight) -> Decided:
+    action = field(payload, "action")
+    if not isinstance(payload, dict):
+        return Decided("ignored: the event payload is not a JSON object")
+    if action is not None and action != "created":
+        return Decided(f"ignored: a comment {action[:30]!r}, not created (edits are not commands)")
+    body = field(payload, "comment", "body")
+    parsed = parse_comment(body)
+    if parsed is None:
+        return Decided("ignored: the comment holds no /repromatrix line")
+    issue = field(payload, "issue", "number", kind=int)
+    comment = field(payload, "comment", "id", kind=int)
+    if issue is None or issue < 1 or comment is None or comment < 1:
+        return Decided("ignored: the payload has no issue.number or comment.id to answer")
+    if field(payload, "comment", "user", "type") == "Bot":
+        return Decided("ignored: the comment is a bot's")
+    line = parsed.line
+
+    def refuse(reason: str, usage: bool = True) -> Decided:
+        refusal = Refusal(reason, line, usage=usage)
+        return Decided(
+            f"refused: {refusal.reason}",
+            reply=Reply(issue=issue, comment=comment, body=refusal.reply()),
+        )
+
+    if field(payload, "issue", "pull_request", kind=dict) is not None:
+        return refuse(
+            "commands run on issues only, not on pull requests (a pull request's code, "
+            "perhaps a fork's, is never what a command runs); put the repro in an issue",
+            usage=False,
+        )
+    login = field(payload, "comment", "user", "login") or ""
+    association = field(payload, "comment", "author_association") or ""
+    if not login or not association:
+        return refuse("the event names no comment author or author association", usage=False)
+    if not is_trusted(login, association, settings):
+        return refuse(
+            f"@{login[:40]} is not among the authors trusted to run code here "
+            f"(author association {association[:30]}). A maintainer can start it by "
+            "commenting the same command.",
+            usage=False,
+        )
+    if isinstance(parsed, Refusal):
+        return refuse(parsed.reason)
+    return _planned(parsed, payload, issue, comment, login, settings, preflight, refuse)
+
+
+def _planned(
+    command: Command,
+    payload: dict,
+    issue: int,
+    comment: int,
+    login: str,
+    settings: IssueSettings,
+    preflight: Preflight,
+    refuse: Callable[[str], Decided],
+) -> Decided:
+    try:
+        repro = None
+        if command.case is None:
+            repro = find_repro(field(payload, "comment", "body"), "comment") or find_repro(
+                field(payload, "issue", "body"), "issue"
+            )
+            if repro is None:
+                return refuse(
+                    "no repro: neither the comment nor the issue has a ```python block "
+                    "whose first line is `# repromatrix`, and no --case was given"
+                )
+        job = make_job(
+            command, issue=issue, comment=comment, author=login, repro=repro, settings=settings
+        )
+        preflight(job, repro)
+    except UserError as err:
+        return refuse(str(err))
+    return Decided(f"run: #{issue} {command.line}", job=job, repro=repro)
+
+
+def comment_plan(
+    payload: Any, settings: IssueSettings, preflight: Preflight, repository: str
+) -> tuple[Plan, dict[int, str]]:
+    """The plan of one issue_comment event, and the repro texts to write beside it."""
+    decided = decide_comment(payload, settings, preflight)
+    plan = Plan(event="issue_comment", repository=repository, notes=[decided.note])
+    repros: dict[int, str] = {}
+    if decided.job is not None:
+        plan.jobs.append(decided.job)
+        if decided.repro is not None:
+            repros[decided.job.issue] = decided.repro.code
+    if decided.reply is not None:
+        plan.replies.append(decided.reply)
+    return plan, repros
+
+
+def repository_of(payload: Any, fallback: str) -> str:
+    return field(payload, "repository", "full_name") or fallback
+
+
+def preflight_in(folder: Path, cases: Path, settings: IssueSettings) -> Preflight:
+    """The preflight of the parse job: the repro written where the run will find it,
+    then the library's checks (plan.preflight)."""
+    from repromatrix.issue.plan import preflight
+
+    def check(job: Job, repro: Repro | None) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        if repro is not None:
+            (folder / job.repro_name()).write_text(repro.code, encoding="utf-8")
+        preflight(job, folder, cases, settings)
+
+    return check

@@ -1,0 +1,214 @@
+"""The plan: what the ``parse`` job decided, handed to the ``run`` and ``post`` jobs as
+an artifact (plan/plan.json and one repro-<issue>.py per job). Every job reads it back
+through ``read_plan``, which validates it: a job trusts no file it did not write.
+
+``preflight`` checks a job against the package index with the library's own planners
+(bisect.sweep.plan, bisect.flow.plan: package known, versions released, pins that do
+not conflict, the case defined) and the repository's limits, before anything is built.
+Nothing here runs the repro.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
+from repromatrix.bisect.flow import BisectOptions
+from repromatrix.bisect.flow import plan as bisect_plan
+from repromatrix.bisect.search import Find
+from repromatrix.bisect.sweep import Releases, SweepOptions
+from repromatrix.bisect.sweep import plan as sweep_plan
+from repromatrix.errors import UserError
+from repromatrix.issue.command import Command
+from repromatrix.issue.config import IssueSettings
+from repromatrix.issue.repro import Repro
+from repromatrix.matrix.pins import pin_text
+from repromatrix.results import write_json_atomic, write_text_atomic
+
+PLAN_FILE = "plan.json"
+_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
+
+
+class Job(BaseModel):
+    """One run for one issue: a command, or a night's watch."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    issue: int = Field(ge=1)
+    comment: int | None = Field(None, ge=1)  # the command's comment (None: the watch)
+    author: str = Field("", max_length=60)
+    kind: Literal["sweep", "bisect", "check", "watch"]
+    line: str = Field(max_length=2000)  # the command as written, or "watch"
+    package: str | None = Field(None, max_length=100)
+    start: str | None = Field(None, max_length=60)
+    end: str | None = Field(None, max_length=60)
+    releases: Literal["all", "latest-patch", "first-and-last-patch"] = "all"
+    find: Literal["first-bad", "first-good"] = "first-bad"
+    case: str | None = Field(None, max_length=300)
+    pins: list[str] = Field(default_factory=list, max_length=40)
+    watched: list[str] = Field(default_factory=list, max_length=40)  # the watch follows these
+    source: Literal["comment", "issue", "case"] = "comment"
+    timeout: float = Field(gt=0, le=6 * 3600)  # one probe's time limit, seconds
+
+    def repro_name(self) -> str:
+        return f"repro-{self.issue}.py"
+
+
+class Reply(BaseModel):
+    """A command that cannot run: 😕 on the comment and this body as a reply."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    issue: int = Field(ge=1)
+    comment: int | None = Field(None, ge=1)
+    body: str = Field(max_length=8000)
+
+
+class Plan(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_: int = Field(1, alias="schema")
+    event: Literal["issue_comment", "schedule", "workflow_dispatch"]
+    repository: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+    jobs: list[Job] = []
+    replies: list[Reply] = []
+    notes: list[str] = []  # what the parse job decided not to do, and why (the log)
+
+
+def effective_pins(
+    settings: IssueSettings,
+    command_pins: tuple[str, ...],
+    repro: Repro | None,
+    searched: str | None,
+) -> list[str]:
+    """The pins a run holds: the repository's defaults, the repro's own, then the
+    command's; a later one replaces an earlier one for the same package. The searched
+    package is left out of the defaults and the repro's (the command may not pin it)."""
+    chosen: dict[str, str] = {}
+    for text in [*settings.pins, *(repro.needs if repro else ())]:
+        package = parse_pin_option(text).package
+        if package != searched:
+            chosen[package] = text
+    for text in command_pins:
+        chosen[parse_pin_option(text).package] = text
+    return list(chosen.values())
+
+
+def make_job(
+    command: Command,
+    *,
+    issue: int,
+    comment: int | None,
+    author: str,
+    repro: Repro | None,
+    settings: IssueSettings,
+) -> Job:
+    return Job(
+        issue=issue,
+        comment=comment,
+        author=author if _LOGIN.match(author) else "",
+        kind=command.kind,  # type: ignore[arg-type]
+        line=command.line,
+        package=command.package,
+        start=command.start,
+        end=command.end,
+        releases=command.releases,  # type: ignore[arg-type]
+        find=command.find,  # type: ignore[arg-type]
+        case=command.case,
+        pins=effective_pins(settings, command.pins, repro, command.package),
+        watched=repro.packages() if repro else [],
+        source="case" if command.case else (repro.source if repro else "comment"),  # type: ignore[arg-type]
+        timeout=settings.minutes * 60.0,
+    )
+
+
+def probe_for(job: Job, folder: Path, cases: Path) -> Probe:
+    if job.case is not None:
+        return Probe(case=job.case, cases_root=cases, timeout=job.timeout)
+    return Probe(script=folder / job.repro_name(), cases_root=cases, timeout=job.timeout)
+
+
+def sweep_options(job: Job, folder: Path, cases: Path, out: Path) -> SweepOptions:
+    assert job.package and job.start and job.end
+    return SweepOptions(
+        package=job.package,
+        start=job.start,
+        end=job.end,
+        probe=probe_for(job, folder, cases),
+        pins=pins_of(job),
+        releases=Releases(job.releases),
+        out=out,
+    )
+
+
+def bisect_options(job: Job, folder: Path, cases: Path, out: Path) -> BisectOptions:
+    assert job.package and job.start and job.end
+    return BisectOptions(
+        package=job.package,
+        good=job.start,
+        bad=job.end,
+        probe=probe_for(job, folder, cases),
+        pins=pins_of(job),
+        find=Find(job.find),
+        out=out,
+        as_of=None,  # today's stack: what the issue's reader installs
+    )
+
+
+def pins_of(job: Job) -> tuple:
+    return unique_pins([parse_pin_option(text) for text in job.pins])
+
+
+def preflight(job: Job, folder: Path, cases: Path, settings: IssueSettings) -> None:
+    """Refuse (UserError) what cannot run, before anything is built: the library's
+    own input checks, and the repository's limit on releases per sweep."""
+    if job.kind == "sweep":
+        checked = sweep_plan(sweep_options(job, folder, cases, folder / "sweep"))
+        count = len(checked.candidates)
+        if count > settings.max_releases:
+            raise UserError(
+                f"{checked.package} has {count} releases from {checked.low} to {checked.high} "
+                f"({job.releases}); a sweep here tests at most {settings.max_releases}: "
+                "narrow the range or add --releases latest-patch"
+            )
+    elif job.kind == "bisect":
+        bisect_plan(bisect_options(job, folder, cases, folder / "bisect"))
+    else:
+        if not job.pins:
+            raise UserError(
+                "check needs the packages to install: --pin PKG==VER, or name them on the "
+                "repro's first line (# repromatrix: PKG PKG==VER)"
+            )
+        pins_of(job)
+        probe_for(job, folder, cases).defined()
+
+
+def write_plan(plan: Plan, folder: Path, repros: dict[int, str]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for issue, code in repros.items():
+        write_text_atomic(folder / f"repro-{issue}.py", code)
+    write_json_atomic(folder / PLAN_FILE, plan.model_dump(mode="json", by_alias=True))
+
+
+def read_plan(folder: Path) -> Plan:
+    path = folder / PLAN_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Plan.model_validate(data)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file (the parse job's artifact)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise UserError(f"{path}: not JSON ({err})") from None
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UserError(f"{path}: {where}: {first['msg']}") from None
+
+
+def pin_texts(pins: tuple) -> list[str]:
+    return [pin_text(p) for p in pins]
