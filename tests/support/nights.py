@@ -2,7 +2,9 @@
 
 A ``Scenario`` is a throw-away git repository holding this repository's real
 ``.github/workflows`` (unmodified), ``src/``, ``pyproject.toml`` and ``README.md`` (the
-package build reads it), plus the scenario's own small ``matrix.yaml`` and ``cases/``.
+package build reads it), plus the scenario's own small ``matrix.yaml`` and ``cases/``
+(no pytest.ini there: pyproject.toml's pytest settings sit above it, as in a project of
+one's own, and case ids must still be relative to cases/).
 act checks out its working tree, and the workflows install repromatrix from it
 (``--input repromatrix=.``)::
 
@@ -89,13 +91,6 @@ class Scenario:
             path = self.repo / "cases" / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(textwrap.dedent(text))
-        ini = self.repo / "cases" / "pytest.ini"
-        if not ini.exists():
-            # As this repository's cases/pytest.ini: pytest's rootdir is cases/, so case
-            # ids are test_x.py::... (without it, pyproject.toml's [tool.pytest] makes
-            # them cases/test_x.py::..., and bisect refuses those).
-            ini.parent.mkdir(parents=True, exist_ok=True)
-            ini.write_text("[pytest]\n")
         registry = self.repo / "cases" / "known_issues.yaml"
         if known_issues is not None or not registry.exists():
             registry.parent.mkdir(parents=True, exist_ok=True)
