@@ -17,7 +17,6 @@ Three ways a child is stopped from outside its own time limit:
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import subprocess
@@ -70,6 +69,8 @@ def _parent_death_hook() -> Callable[[], None] | None:
     that way)."""
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # here: a command that starts no child does not load it
+
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-FILE_NAME = "matrix.yaml"
+from repromatrix.matrix.defaults import MATRIX_FILE as FILE_NAME
 
 
 def find_matrix(start: Path | None = None) -> Path | None:
