@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from repromatrix import __version__
 from repromatrix.cli import bisect as bisect_commands
@@ -20,12 +20,16 @@ from repromatrix.cli import init as init_commands
 from repromatrix.cli import nightly as nightly_commands
 from repromatrix.cli import sweep as sweep_commands
 from repromatrix.errors import UserError
-from repromatrix.matrix import CaseIndex, Combination, Matrix, find_matrix, load_matrix
-from repromatrix.matrix.locate import FILE_NAME
-from repromatrix.pipeline import DEFAULT_TIER, RunOptions, run
+from repromatrix.matrix.defaults import DEFAULT_TIER
+from repromatrix.matrix.locate import FILE_NAME, find_matrix
 from repromatrix.redact import console
-from repromatrix.reports import rerender
-from repromatrix.verdicts.knownissues import RegistryLocation
+
+if TYPE_CHECKING:
+    from repromatrix.matrix.model import Combination, Matrix
+
+# Building the parser and --help import none of the commands' implementations
+# (pydantic models, the environment builder, bisect/): each command imports what it
+# uses when it runs (tests/cli/test_startup.py holds this).
 
 
 def _matrix_option(parser: argparse.ArgumentParser) -> None:
@@ -200,6 +204,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if args.command == "run":
             return _run(args)
         if args.command == "report":
+            from repromatrix.reports import rerender
+            from repromatrix.verdicts.knownissues import RegistryLocation
+
             return rerender(
                 args.results,
                 baseline=args.baseline,
@@ -230,6 +237,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from repromatrix.matrix.load import load_matrix
+
     matrix = load_matrix(args.matrix)
     if args.combination:
         combos = [matrix.find(c) for c in args.combination]
@@ -259,6 +268,8 @@ def _list(args: argparse.Namespace) -> int:
 def _list_cases(args: argparse.Namespace, matrix: Matrix, combos: Sequence[Combination]) -> int:
     """Case ids, read from cases/ without running anything. A function whose
     parameter ids are computed at collection time is listed without them."""
+    from repromatrix.matrix.case_ids import CaseIndex
+
     index = CaseIndex(matrix.path.parent / "cases")
     if not (args.tier or args.combination):
         for case_id in index.ids():
@@ -275,6 +286,8 @@ def _list_cases(args: argparse.Namespace, matrix: Matrix, combos: Sequence[Combi
 
 
 def _run(args: argparse.Namespace) -> int:
+    from repromatrix.pipeline import RunOptions, run
+
     options = RunOptions(
         matrix=args.matrix,
         tier=args.tier,

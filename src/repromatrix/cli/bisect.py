@@ -18,13 +18,20 @@ import argparse
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from repromatrix.bisect.check import CheckOptions, Probe, parse_pin_option, run_check, unique_pins
-from repromatrix.bisect.flow import BisectOptions, run_bisect
-from repromatrix.bisect.search import Find
-from repromatrix.environment import IndexSettings
-from repromatrix.environment.as_of import parse_as_of
 from repromatrix.errors import UserError
+
+if TYPE_CHECKING:
+    from repromatrix.bisect.check import Probe
+    from repromatrix.environment.indexes import IndexSettings
+
+# Each command imports its implementation when it runs: building the parser (and
+# --help) loads no environment builder, no bisect flow.
+
+# bisect.search's Find, spelt here for the same reason (tests/cli/test_startup.py
+# checks that the two agree).
+FIND = ("first-bad", "first-good")
 
 DEFAULT_RUN_TIMEOUT = 900.0
 DEFAULT_INSTALL_TIMEOUT = 1800.0
@@ -114,8 +121,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     bisect.add_argument("--bad", required=True, metavar="VERSION", help="a release that is bad")
     bisect.add_argument(
         "--find",
-        choices=[f.value for f in Find],
-        default=Find.FIRST_BAD.value,
+        choices=FIND,
+        default="first-bad",
         help="first-bad: when it broke (walks from --good to --bad); first-good: when it "
         "was fixed (walks from --bad to --good); either version order (default: %(default)s)",
     )
@@ -168,6 +175,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def _index(args: argparse.Namespace) -> IndexSettings | None:
+    from repromatrix.environment.indexes import IndexSettings
+
     if args.wheelhouse is None:
         return None
     if not args.wheelhouse.is_dir():
@@ -176,6 +185,8 @@ def _index(args: argparse.Namespace) -> IndexSettings | None:
 
 
 def _probe(args: argparse.Namespace) -> Probe:
+    from repromatrix.bisect.check import Probe
+
     return Probe(case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout)
 
 
@@ -192,6 +203,11 @@ def run_command(args: argparse.Namespace) -> int | None:
 
 
 def _bisect(args: argparse.Namespace) -> int:
+    from repromatrix.bisect.check import parse_pin_option, unique_pins
+    from repromatrix.bisect.flow import BisectOptions, run_bisect
+    from repromatrix.bisect.search import Find
+    from repromatrix.environment.as_of import parse_as_of
+
     options = BisectOptions(
         package=args.package,
         good=args.good,
@@ -220,6 +236,10 @@ def _bisect(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     if not args.pin:
         raise UserError("check: give the environment with --pin PKG==VER (repeatable)")
+    from repromatrix.bisect.check import CheckOptions, parse_pin_option, run_check, unique_pins
+    from repromatrix.environment.as_of import parse_as_of
+    from repromatrix.environment.indexes import IndexSettings
+
     options = CheckOptions(
         pins=unique_pins([parse_pin_option(p) for p in args.pin]),
         probe=_probe(args),

@@ -13,17 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
-from repromatrix.bisect.culprit import (
-    CulpritOptions,
-    locks_from_results,
-    reproduce_command,
-    run_culprit,
-    shown_path,
-)
-from repromatrix.bisect.locks import read_lock
 from repromatrix.cli.bisect import _probe_options  # --case/--script/--pin ... as bisect has them
-from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 
 
@@ -70,6 +60,17 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 def run_command(args: argparse.Namespace) -> int | None:
     if args.command != "culprit":
         return None
+    from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
+    from repromatrix.bisect.culprit import (
+        CulpritOptions,
+        locks_from_results,
+        reproduce_command,
+        run_culprit,
+        shown_path,
+    )
+    from repromatrix.bisect.locks import read_lock
+    from repromatrix.environment.indexes import IndexSettings
+
     lock_files = (args.good_lock, args.bad_lock)
     results = (args.good_results, args.bad_results, args.combination)
     if any(lock_files) and any(results):

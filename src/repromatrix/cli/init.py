@@ -10,11 +10,13 @@ without --force.
 from __future__ import annotations
 
 import argparse
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repromatrix.errors import UserError
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 # scaffold/<source> -> <DIR>/<target>
 FILES = {
@@ -49,6 +51,8 @@ def run_command(args: argparse.Namespace) -> int | None:
 
 
 def _source(name: str) -> Traversable:
+    from importlib import resources
+
     node = resources.files("repromatrix") / "scaffold"
     for part in name.split("/"):
         node = node / part

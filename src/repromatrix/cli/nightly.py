@@ -15,13 +15,11 @@ from pathlib import Path
 
 from repromatrix import gh
 from repromatrix.errors import UserError
-from repromatrix.matrix import load_matrix
+from repromatrix.matrix.defaults import KNOWN_ISSUES_FILE
 from repromatrix.nightly import slices
-from repromatrix.nightly.triage import triage
-from repromatrix.results import load_results, write_json_atomic
-from repromatrix.results.gather import merge
-from repromatrix.verdicts.knownissues import FILE_NAME as KNOWN_ISSUES_FILE
-from repromatrix.verdicts.knownissues import RegistryLocation
+
+# What the commands run is imported when they run: building the parser loads no
+# results models, no triage.
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -99,6 +97,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 def run_command(args: argparse.Namespace) -> int | None:
     """The exit status of a command of this module, None for another one."""
+    from repromatrix.matrix.load import load_matrix
+    from repromatrix.results.gather import merge
+
     if args.command == "ci-matrix":
         combos = load_matrix(args.matrix).tier(args.tier)
         for key, value in slices.github_outputs(combos, count=args.slices, size=args.size).items():
@@ -117,6 +118,10 @@ def run_command(args: argparse.Namespace) -> int | None:
 
 
 def _triage(args: argparse.Namespace) -> int:
+    from repromatrix.nightly.triage import triage
+    from repromatrix.results import load_results, write_json_atomic
+    from repromatrix.verdicts.knownissues import RegistryLocation
+
     tonight = load_results(args.results)
     baseline = load_results(args.baseline) if args.baseline else None
     # The verdicts `report` gave: the same rule finds the same registry.

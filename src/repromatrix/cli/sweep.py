@@ -13,10 +13,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
-from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
 from repromatrix.cli.bisect import _probe_options  # the probe options bisect and check share
-from repromatrix.environment.as_of import parse_as_of
+
+# bisect.sweep's Releases, spelt here so that building the parser does not load the
+# sweep (tests/cli/test_startup.py checks that the two agree).
+RELEASES = ("all", "latest-patch", "first-and-last-patch")
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -33,8 +34,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sweep.add_argument("--to", dest="end", required=True, metavar="VERSION", help="the other end")
     sweep.add_argument(
         "--releases",
-        choices=[r.value for r in Releases],
-        default=Releases.ALL.value,
+        choices=RELEASES,
+        default="all",
         help="all; latest-patch: the newest patch of each minor series; first-and-last-patch: "
         "its oldest and newest (default: %(default)s)",
     )
@@ -73,6 +74,10 @@ def run_command(args: argparse.Namespace) -> int | None:
     """Run ``sweep``; None for any other command."""
     if args.command != "sweep":
         return None
+    from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
+    from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
+    from repromatrix.environment.as_of import parse_as_of
+
     options = SweepOptions(
         package=args.package,
         start=args.start,
