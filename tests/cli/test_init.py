@@ -20,7 +20,7 @@ def test_init_writes_a_project_that_loads(
     monkeypatch.chdir(tmp_path)
     assert cli.main(["init"]) == 0
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == (
-        sorted(FILES.values())
+        sorted([*FILES.values(), ".gitignore"])
     )
     matrix = load_matrix(tmp_path / "matrix.yaml")
     (smoke,) = matrix.tier("smoke")
