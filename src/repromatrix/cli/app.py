@@ -21,7 +21,7 @@ from repromatrix.cli import nightly as nightly_commands
 from repromatrix.cli import sweep as sweep_commands
 from repromatrix.errors import UserError
 from repromatrix.matrix.defaults import DEFAULT_TIER
-from repromatrix.matrix.locate import FILE_NAME, find_matrix
+from repromatrix.matrix.locate import FILE_NAME, beside, find_matrix
 from repromatrix.redact import console
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ class _Parser(argparse.ArgumentParser):
     matters) and a per-command exit code (``bad_input_exit``: check's 128)."""
 
     bad_input_exit = 2
+    commands: argparse._SubParsersAction | None = None
 
     def error(self, message: str) -> NoReturn:
         self.exit(self.bad_input_exit, f"{self.prog}: error: {message} (see --help)\n")
@@ -73,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="repromatrix", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"repromatrix {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.commands = commands
 
     listing = commands.add_parser("list", help="list combinations, or (--cases) case ids")
     _matrix_option(listing)
@@ -194,10 +196,14 @@ def _main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return code
-    if getattr(args, "matrix", ...) is None:
+    given = getattr(args, "matrix", None)
+    found = None if given is not None else find_matrix()
+    if hasattr(args, "matrix") and given is None:
         # Not given: the nearest matrix.yaml upward (like git's .git); none found leaves
         # matrix.yaml, whose absence each command reports (or, for report, tolerates).
-        args.matrix = find_matrix() or Path(FILE_NAME)
+        args.matrix = found or Path(FILE_NAME)
+    if found is not None:
+        _beside_the_matrix(parser, args, found)
     try:
         if args.command == "list":
             return _list(args)
@@ -234,6 +240,24 @@ def _main(argv: Sequence[str] | None = None) -> int:
         )
         return 130
     raise AssertionError(args.command)
+
+
+# Options whose default is a place in the project (reports/latest, reports/bisect,
+# cases): from a subfolder, they are beside the matrix.yaml found upward.
+PROJECT_PLACES = ("results", "out", "cases")
+
+
+def _beside_the_matrix(parser: _Parser, args: argparse.Namespace, matrix: Path) -> None:
+    """The options of PROJECT_PLACES left at their default, moved beside ``matrix``.
+    A default is the parser's own object: a value typed on the command line, even
+    the same text, is a new one and stays relative to the working directory."""
+    assert parser.commands is not None
+    command = parser.commands.choices[args.command]
+    for dest in PROJECT_PLACES:
+        default = command.get_default(dest)
+        relative = isinstance(default, Path) and not default.is_absolute()
+        if relative and getattr(args, dest, None) is default:
+            setattr(args, dest, beside(matrix, default))
 
 
 def _list(args: argparse.Namespace) -> int:
