@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -104,3 +105,16 @@ def test_check_on_a_cell_loads_no_models() -> None:
 def test_choices_spelt_in_the_parser_are_the_enums(spelt: tuple[str, ...], enum: type) -> None:
     # The parser spells them so as not to import bisect/; they must not drift apart.
     assert spelt == tuple(member.value for member in enum)
+
+
+def test_init_loads_no_models(tmp_path: Path) -> None:
+    # init runs after every other command group has declined it: none of them may load
+    # its implementation to say no.
+    loaded = _loaded_after(
+        "import contextlib, io\n"
+        "from repromatrix.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['init', {str(tmp_path)!r}]) == 0\n"
+    )
+    assert "repromatrix.install_source" in loaded
+    assert _heavy(loaded) == []

@@ -97,15 +97,17 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 def run_command(args: argparse.Namespace) -> int | None:
     """The exit status of a command of this module, None for another one."""
-    from repromatrix.matrix.load import load_matrix
-    from repromatrix.results.gather import merge
-
     if args.command == "ci-matrix":
+        from repromatrix.matrix.load import load_matrix
+
         combos = load_matrix(args.matrix).tier(args.tier)
         for key, value in slices.github_outputs(combos, count=args.slices, size=args.size).items():
             print(f"{key}={value}")
         return 0
     if args.command == "merge":
+        from repromatrix.matrix.load import load_matrix
+        from repromatrix.results.gather import merge
+
         order = (
             [c.id for c in load_matrix(args.matrix).combinations()] if args.matrix.exists() else []
         )
