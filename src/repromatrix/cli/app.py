@@ -104,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--results",
         type=Path,
         default=Path("reports/latest"),
-        help="results directory (default: %(default)s)",
+        help="results directory (default: %(default)s "
+        "beside the matrix.yaml found upward, else here)",
     )
     runner.add_argument(
         "--env-dir",
@@ -157,7 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--results",
         type=Path,
         default=Path("reports/latest"),
-        help="results directory to render (default: %(default)s)",
+        help="results directory to render (default: %(default)s "
+        "beside the matrix.yaml found upward, else here)",
     )
     _matrix_option(report)
     _report_options(report)

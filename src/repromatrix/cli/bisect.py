@@ -84,7 +84,13 @@ def _probe_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="offline: candidates and installs only from this folder of wheels",
     )
-    parser.add_argument("--cases", type=Path, default=Path("cases"), help="the cases folder")
+    parser.add_argument(
+        "--cases",
+        type=Path,
+        default=Path("cases"),
+        help="the cases folder (default: %(default)s "
+        "beside the matrix.yaml found upward, else here)",
+    )
     parser.add_argument(
         "--env-dir",
         type=Path,
@@ -131,7 +137,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--out",
         type=Path,
         default=Path("reports/bisect"),
-        help="where the report folder goes (default: %(default)s)",
+        help="where the report folder goes (default: %(default)s "
+        "beside the matrix.yaml found upward, else here)",
     )
     bisect.add_argument(
         "--as-of",

@@ -52,7 +52,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--out",
         type=Path,
         default=Path("reports/culprit"),
-        help="where the report folder goes (default: %(default)s)",
+        help="where the report folder goes (default: %(default)s "
+        "beside the matrix.yaml found upward, else here)",
     )
     _probe_options(culprit)
 
