@@ -109,6 +109,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--pin", default="six==1.16.0", help="the cell's one pin")
+    parser.add_argument("--label", default="", help="what tree was measured (e.g. a commit)")
     parser.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "startup.json"
     )
@@ -168,6 +169,7 @@ def main() -> int:
     a, b, c = checks.values()
     a_cpu, b_cpu, _c_cpu = checks_cpu.values()
     figures = {
+        "label": args.label,
         "help_seconds_median": helps,
         "help_cpu_seconds_median": helps_cpu,
         "help_over_nox": round(helps["repromatrix --help"] / helps["nox --help"], 2),
