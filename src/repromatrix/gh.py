@@ -16,12 +16,14 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from repromatrix import procs
 from repromatrix.errors import UserError
 from repromatrix.redact import redact_text
+
+if TYPE_CHECKING:
+    from repromatrix.procs import Completed
 
 TRACKING_LABEL = "nightly-regression"
 TRACKING_TITLE = "Nightly: regressions"
@@ -49,7 +51,7 @@ class GitHub:
         if not self.available:
             self.say(f"gh is not installed; run: {shlex.join(command)}")
             return ""
-        done = procs.run([self.gh or "gh", *command[1:]], timeout=GH_TIMEOUT)
+        done = _run([self.gh or "gh", *command[1:]])
         if done.returncode != 0:
             detail = " ".join(redact_text(done.stderr).split())[:500]
             raise UserError(f"gh {' '.join(args[:2])} failed: {detail or 'no message'}")
@@ -142,11 +144,11 @@ class GitHub:
             self.say("gh is not installed; to post the summary, run:")
             self.say("  " + shlex.join(command))
             return False
-        if procs.run([self.gh or "gh", "auth", "status"], timeout=GH_TIMEOUT).returncode != 0:
+        if _run([self.gh or "gh", "auth", "status"]).returncode != 0:
             self.say("gh is not authenticated (gh auth status); to post the summary, run:")
             self.say("  " + shlex.join(command))
             return False
-        done = procs.run([self.gh or "gh", *command[1:]], timeout=GH_TIMEOUT)
+        done = _run([self.gh or "gh", *command[1:]])
         if done.returncode != 0:
             detail = " ".join(redact_text(done.stderr or done.stdout).split())[:300]
             raise UserError(f"{shlex.join(command)} failed (exit {done.returncode}): {detail}")
@@ -172,7 +174,7 @@ class IssueComments:
                 body = Path(folder) / "payload.json"
                 body.write_text(json.dumps(payload))
                 command += ["--input", str(body)]
-            done = procs.run(command, timeout=GH_TIMEOUT)
+            done = _run(command)
         if done.returncode != 0:
             detail = " ".join(redact_text(done.stderr or done.stdout).split())[:500]
             raise UserError(f"gh api {path} failed: {detail or 'no message'}")
@@ -231,3 +233,11 @@ def _shown(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def _run(command: list[str]) -> Completed:
+    # procs (subprocess, ctypes) loads when gh is called, not when the command line
+    # reads TRACKING_LABEL for its help: --help stays fast.
+    from repromatrix import procs
+
+    return procs.run(command, timeout=GH_TIMEOUT)

@@ -24,6 +24,7 @@ from repromatrix.errors import UserError, writable_folder
 from repromatrix.execution import host, scheduler
 from repromatrix.execution.runner import CaseRecord, CaseRunner, check_records
 from repromatrix.matrix import CaseIndex, Combination, Matrix, load_matrix
+from repromatrix.matrix.defaults import DEFAULT_TIER
 from repromatrix.matrix.locate import FILE_NAME
 from repromatrix.matrix.locate import shown as shown_matrix
 from repromatrix.matrix.sessions import command_line
@@ -43,8 +44,6 @@ from repromatrix.results import (
     write_combination,
 )
 from repromatrix.verdicts.knownissues import KnownIssue, Registry, RegistryLocation
-
-DEFAULT_TIER = "smoke"
 
 
 @dataclass

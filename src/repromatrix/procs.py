@@ -25,7 +25,6 @@ then ends as interrupted.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import subprocess
@@ -142,6 +141,8 @@ def _parent_death_hook() -> Callable[[], None] | None:
     that way)."""
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # here: a command that starts no child does not load it
+
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):

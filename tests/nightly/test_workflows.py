@@ -17,6 +17,9 @@ from repromatrix.nightly.triage import BisectRequest, CulpritRequest
 
 WORKFLOWS = Path(__file__).resolve().parents[2] / ".github" / "workflows"
 FILES = sorted(WORKFLOWS.glob("*.yml"))
+# The workflows that use repromatrix as a tool (and that init ships); release.yml builds
+# and publishes repromatrix itself.
+TOOL_FILES = [f for f in FILES if f.name != "release.yml"]
 
 
 def _load(name: str) -> dict:
@@ -103,7 +106,7 @@ def _repromatrix_calls() -> list[tuple[str, set[str]]]:
     """(command, every --option in its step's script) for each step that calls
     repromatrix (the options may sit in a bash array built above the call)."""
     calls = []
-    for path in FILES:
+    for path in TOOL_FILES:
         for job in _load(path.name)["jobs"].values():
             for step in job.get("steps", []):
                 script = step.get("run", "")
@@ -137,7 +140,7 @@ def test_the_repromatrix_commands_and_options_the_workflows_use_exist() -> None:
 def _install_steps() -> list[tuple[str, dict]]:
     return [
         (path.name, step)
-        for path in FILES
+        for path in TOOL_FILES
         for job in _load(path.name)["jobs"].values()
         for step in job.get("steps", [])
         if "pip install" in step.get("run", "")
@@ -151,7 +154,7 @@ def test_repromatrix_is_installed_as_a_tool_from_one_input() -> None:
     # issue-repro.yml builds the wheel once, from that input, in the job that may read
     # the repository, and its other jobs install that wheel (they have no checkout).
     steps = _install_steps()
-    assert {name for name, _ in steps} == {f.name for f in FILES}
+    assert {name for name, _ in steps} == {f.name for f in TOOL_FILES}
     for name, step in steps:
         if name == "issue-repro.yml":
             assert re.search(r"pip install --quiet plan/tool/\*\.whl$", step["run"], re.M), name

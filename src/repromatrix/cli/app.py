@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from repromatrix import __version__, procs
 from repromatrix.cli import bisect as bisect_commands
@@ -21,12 +21,16 @@ from repromatrix.cli import issue as issue_commands
 from repromatrix.cli import nightly as nightly_commands
 from repromatrix.cli import sweep as sweep_commands
 from repromatrix.errors import UserError
-from repromatrix.matrix import CaseIndex, Combination, Matrix, find_matrix, load_matrix
-from repromatrix.matrix.locate import FILE_NAME
-from repromatrix.pipeline import DEFAULT_TIER, RunOptions, run
+from repromatrix.matrix.defaults import DEFAULT_TIER
+from repromatrix.matrix.locate import FILE_NAME, beside, find_matrix
 from repromatrix.redact import console
-from repromatrix.reports import rerender
-from repromatrix.verdicts.knownissues import RegistryLocation
+
+if TYPE_CHECKING:
+    from repromatrix.matrix.model import Combination, Matrix
+
+# Building the parser and --help import none of the commands' implementations
+# (pydantic models, the environment builder, bisect/): each command imports what it
+# uses when it runs (tests/cli/test_startup.py holds this).
 
 
 def _matrix_option(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +65,7 @@ class _Parser(argparse.ArgumentParser):
     matters) and a per-command exit code (``bad_input_exit``: check's 128)."""
 
     bad_input_exit = 2
+    commands: argparse._SubParsersAction | None = None
 
     def error(self, message: str) -> NoReturn:
         self.exit(self.bad_input_exit, f"{self.prog}: error: {message} (see --help)\n")
@@ -70,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="repromatrix", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"repromatrix {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.commands = commands
 
     listing = commands.add_parser("list", help="list combinations, or (--cases) case ids")
     _matrix_option(listing)
@@ -99,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--results",
         type=Path,
         default=Path("reports/latest"),
-        help="results directory (default: %(default)s)",
+        help="results directory (default: %(default)s "
+        "beside the matrix.yaml found upward, else here)",
     )
     runner.add_argument(
         "--env-dir",
@@ -152,7 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--results",
         type=Path,
         default=Path("reports/latest"),
-        help="results directory to render (default: %(default)s)",
+        help="results directory to render (default: %(default)s "
+        "beside the matrix.yaml found upward, else here)",
     )
     _matrix_option(report)
     _report_options(report)
@@ -194,16 +202,23 @@ def _main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return code
-    if getattr(args, "matrix", ...) is None:
+    given = getattr(args, "matrix", None)
+    found = None if given is not None else find_matrix()
+    if hasattr(args, "matrix") and given is None:
         # Not given: the nearest matrix.yaml upward (like git's .git); none found leaves
         # matrix.yaml, whose absence each command reports (or, for report, tolerates).
-        args.matrix = find_matrix() or Path(FILE_NAME)
+        args.matrix = found or Path(FILE_NAME)
+    if found is not None:
+        _beside_the_matrix(parser, args, found)
     try:
         if args.command == "list":
             return _list(args)
         if args.command == "run":
             return _run(args)
         if args.command == "report":
+            from repromatrix.reports import rerender
+            from repromatrix.verdicts.knownissues import RegistryLocation
+
             return rerender(
                 args.results,
                 baseline=args.baseline,
@@ -234,7 +249,27 @@ def _main(argv: Sequence[str] | None = None) -> int:
     raise AssertionError(args.command)
 
 
+# Options whose default is a place in the project (reports/latest, reports/bisect,
+# cases): from a subfolder, they are beside the matrix.yaml found upward.
+PROJECT_PLACES = ("results", "out", "cases")
+
+
+def _beside_the_matrix(parser: _Parser, args: argparse.Namespace, matrix: Path) -> None:
+    """The options of PROJECT_PLACES left at their default, moved beside ``matrix``.
+    A default is the parser's own object: a value typed on the command line, even
+    the same text, is a new one and stays relative to the working directory."""
+    assert parser.commands is not None
+    command = parser.commands.choices[args.command]
+    for dest in PROJECT_PLACES:
+        default = command.get_default(dest)
+        relative = isinstance(default, Path) and not default.is_absolute()
+        if relative and getattr(args, dest, None) is default:
+            setattr(args, dest, beside(matrix, default))
+
+
 def _list(args: argparse.Namespace) -> int:
+    from repromatrix.matrix.load import load_matrix
+
     matrix = load_matrix(args.matrix)
     if args.combination:
         combos = [matrix.find(c) for c in args.combination]
@@ -264,6 +299,8 @@ def _list(args: argparse.Namespace) -> int:
 def _list_cases(args: argparse.Namespace, matrix: Matrix, combos: Sequence[Combination]) -> int:
     """Case ids, read from cases/ without running anything. A function whose
     parameter ids are computed at collection time is listed without them."""
+    from repromatrix.matrix.case_ids import CaseIndex
+
     index = CaseIndex(matrix.path.parent / "cases")
     if not (args.tier or args.combination):
         for case_id in index.ids():
@@ -280,6 +317,8 @@ def _list_cases(args: argparse.Namespace, matrix: Matrix, combos: Sequence[Combi
 
 
 def _run(args: argparse.Namespace) -> int:
+    from repromatrix.pipeline import RunOptions, run
+
     options = RunOptions(
         matrix=args.matrix,
         tier=args.tier,

@@ -19,25 +19,21 @@ import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from packaging.utils import canonicalize_name
-
-from repromatrix import procs
-from repromatrix.bisect.check import (
-    CellSettings,
-    CheckOptions,
-    Probe,
-    parse_pin_option,
-    run_check,
-    unique_pins,
-)
-from repromatrix.bisect.flow import BisectOptions, run_bisect
-from repromatrix.bisect.search import Find
-from repromatrix.environment import IndexSettings
-from repromatrix.environment.as_of import parse_as_of
 from repromatrix.errors import UserError
-from repromatrix.matrix import Combination, Pin, PinKind, find_matrix, load_matrix
-from repromatrix.matrix.cell import parse_cell
+
+if TYPE_CHECKING:
+    from repromatrix.bisect.check import CellSettings, Probe
+    from repromatrix.environment.indexes import IndexSettings
+    from repromatrix.matrix import Combination, Pin
+
+# Each command imports its implementation when it runs: building the parser (and
+# --help) loads no environment builder, no bisect flow.
+
+# bisect.search's Find, spelt here for the same reason (tests/cli/test_startup.py
+# checks that the two agree).
+FIND = ("first-bad", "first-good")
 
 DEFAULT_RUN_TIMEOUT = 900.0
 DEFAULT_INSTALL_TIMEOUT = 1800.0
@@ -98,7 +94,13 @@ def _probe_options(parser: argparse.ArgumentParser) -> None:
         "system and git pins, overrides, indexes, Python and env; --pin and the searched "
         "package come on top",
     )
-    parser.add_argument("--cases", type=Path, default=Path("cases"), help="the cases folder")
+    parser.add_argument(
+        "--cases",
+        type=Path,
+        default=Path("cases"),
+        help="the cases folder (default: %(default)s "
+        "beside the matrix.yaml found upward, else here)",
+    )
     parser.add_argument(
         "--env-dir",
         type=Path,
@@ -135,8 +137,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     bisect.add_argument("--bad", required=True, metavar="VERSION", help="a release that is bad")
     bisect.add_argument(
         "--find",
-        choices=[f.value for f in Find],
-        default=Find.FIRST_BAD.value,
+        choices=FIND,
+        default="first-bad",
         help="first-bad: when it broke (walks from --good to --bad); first-good: when it "
         "was fixed (walks from --bad to --good); either version order (default: %(default)s)",
     )
@@ -145,7 +147,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--out",
         type=Path,
         default=Path("reports/bisect"),
-        help="where the report folder goes (default: %(default)s)",
+        help="where the report folder goes (default: %(default)s "
+        "beside the matrix.yaml found upward, else here)",
     )
     bisect.add_argument(
         "--as-of",
@@ -209,6 +212,10 @@ def cell_options(
     them. ``searched``: the package the command varies (its pin in the cell gives
     way). ``held_only``: only the pins a lock cannot carry (null, system, git), for
     culprit, whose locks pin every other package exactly."""
+    from repromatrix.bisect.check import CellSettings, parse_pin_option, unique_pins
+    from repromatrix.environment.indexes import IndexSettings
+    from repromatrix.matrix.pins import PinKind
+
     pins = unique_pins([parse_pin_option(p) for p in args.pin])
     combo = _combination(args.cell) if args.cell else None
     if combo is None:
@@ -236,6 +243,10 @@ def cell_options(
 
 
 def _combination(text: str) -> Combination:
+    from repromatrix.matrix.cell import parse_cell
+    from repromatrix.matrix.load import load_matrix
+    from repromatrix.matrix.locate import find_matrix
+
     if text.lstrip().startswith("{"):
         return parse_cell(text, "--cell")
     path = find_matrix()
@@ -257,6 +268,8 @@ def project_packages() -> tuple[str, ...]:
 
 
 def _index(args: argparse.Namespace) -> IndexSettings | None:
+    from repromatrix.environment.indexes import IndexSettings
+
     if args.wheelhouse is None:
         return None
     if not args.wheelhouse.is_dir():
@@ -265,6 +278,8 @@ def _index(args: argparse.Namespace) -> IndexSettings | None:
 
 
 def _probe(args: argparse.Namespace) -> Probe:
+    from repromatrix.bisect.check import Probe
+
     return Probe(case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout)
 
 
@@ -281,6 +296,13 @@ def run_command(args: argparse.Namespace) -> int | None:
 
 
 def _bisect(args: argparse.Namespace) -> int:
+    from packaging.utils import canonicalize_name
+
+    from repromatrix import procs
+    from repromatrix.bisect.flow import BisectOptions, run_bisect
+    from repromatrix.bisect.search import Find
+    from repromatrix.environment.as_of import parse_as_of
+
     cell = cell_options(args, searched=canonicalize_name(args.package))
     options = BisectOptions(
         package=args.package,
@@ -314,6 +336,10 @@ def _bisect(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     if not args.pin and not args.cell:
         raise UserError("check: give the environment with --pin PKG==VER (repeatable) or --cell")
+    from repromatrix.bisect.check import CheckOptions, run_check
+    from repromatrix.environment.as_of import parse_as_of
+    from repromatrix.environment.indexes import IndexSettings
+
     cell = cell_options(args, index=_index(args))
     options = CheckOptions(
         pins=cell.pins,

@@ -13,22 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from repromatrix import procs
-from repromatrix.bisect.check import Probe
-from repromatrix.bisect.culprit import (
-    CulpritOptions,
-    checked_name,
-    locks_from_results,
-    reproduce_command,
-    run_culprit,
-    shown_path,
-)
-from repromatrix.bisect.locks import read_lock
-from repromatrix.cli.bisect import (  # --case/--script/--pin/--cell ... as bisect has them
-    _probe_options,
-    cell_options,
-)
-from repromatrix.environment import IndexSettings
+# --case/--script/--pin/--cell ... as bisect has them
+from repromatrix.cli.bisect import _probe_options
 from repromatrix.errors import UserError
 
 
@@ -67,7 +53,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--out",
         type=Path,
         default=Path("reports/culprit"),
-        help="where the report folder goes (default: %(default)s)",
+        help="where the report folder goes (default: %(default)s "
+        "beside the matrix.yaml found upward, else here)",
     )
     _probe_options(culprit)
 
@@ -75,6 +62,20 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 def run_command(args: argparse.Namespace) -> int | None:
     if args.command != "culprit":
         return None
+    from repromatrix import procs
+    from repromatrix.bisect.check import Probe
+    from repromatrix.bisect.culprit import (
+        CulpritOptions,
+        checked_name,
+        locks_from_results,
+        reproduce_command,
+        run_culprit,
+        shown_path,
+    )
+    from repromatrix.bisect.locks import read_lock
+    from repromatrix.cli.bisect import cell_options
+    from repromatrix.environment.indexes import IndexSettings
+
     lock_files = (args.good_lock, args.bad_lock)
     results = (args.good_results, args.bad_results, args.combination)
     if any(lock_files) and any(results):

@@ -14,20 +14,18 @@ import argparse
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repromatrix import gh
 from repromatrix.errors import UserError
-from repromatrix.matrix import find_matrix, load_matrix
-from repromatrix.matrix.cell import cell_json
+from repromatrix.matrix.defaults import KNOWN_ISSUES_FILE
 from repromatrix.nightly import slices
-from repromatrix.nightly.baseline import fetch_baseline
-from repromatrix.nightly.follow import FollowOptions, follow_nightly
-from repromatrix.nightly.hunt_inputs import DEFAULT_RUNNER, check_inputs
-from repromatrix.redact import portable_path
-from repromatrix.results import Results, load_results
-from repromatrix.results.gather import merge
-from repromatrix.verdicts.knownissues import FILE_NAME as KNOWN_ISSUES_FILE
-from repromatrix.verdicts.knownissues import RegistryLocation
+
+if TYPE_CHECKING:
+    from repromatrix.results import Results
+
+# What the commands run is imported when they run: building the parser loads no
+# results models, no triage.
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -143,11 +141,16 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 def run_command(args: argparse.Namespace) -> int | None:
     """The exit status of a command of this module, None for another one."""
     if args.command == "ci-matrix":
+        from repromatrix.matrix.load import load_matrix
+
         combos = load_matrix(args.matrix).tier(args.tier)
         for key, value in slices.github_outputs(combos, count=args.slices, size=args.size).items():
             print(f"{key}={value}")
         return 0
     if args.command == "merge":
+        from repromatrix.matrix.load import load_matrix
+        from repromatrix.results.gather import merge
+
         order = (
             [c.id for c in load_matrix(args.matrix).combinations()] if args.matrix.exists() else []
         )
@@ -170,6 +173,10 @@ class GitHubFailure(UserError):
 
 
 def _triage(args: argparse.Namespace) -> int:
+    from repromatrix.nightly.follow import FollowOptions, follow_nightly
+    from repromatrix.results import load_results
+    from repromatrix.verdicts.knownissues import RegistryLocation
+
     tonight = load_results(args.results)
     note = args.baseline_note or ""
     baseline = None
@@ -213,6 +220,10 @@ def _triage(args: argparse.Namespace) -> int:
 
 def _cells(matrix: Path | None, tonight: Results) -> dict[str, str]:
     """Each combination of tonight's run as the cell JSON its hunts rebuild."""
+    from repromatrix.matrix.cell import cell_json
+    from repromatrix.matrix.load import load_matrix
+    from repromatrix.matrix.locate import find_matrix
+
     path = matrix or find_matrix()
     if path is None or not Path(path).is_file():
         return {}
@@ -222,6 +233,8 @@ def _cells(matrix: Path | None, tonight: Results) -> dict[str, str]:
 
 
 def _shown(path: Path | None) -> str:
+    from repromatrix.redact import portable_path
+
     if path is None:
         return "cases/known_issues.yaml"
     return portable_path(path)
@@ -230,6 +243,8 @@ def _shown(path: Path | None) -> str:
 def _hunt_inputs(args: argparse.Namespace) -> int:
     """Reads HUNT_INPUTS (the workflow's ``toJSON(inputs)``) and the runner labels from
     RUNNER_INPUT or the NIGHTLY_RUNNER_LABELS variable (RUNNER_VARIABLE)."""
+    from repromatrix.nightly.hunt_inputs import DEFAULT_RUNNER, check_inputs
+
     try:
         inputs = json.loads(os.environ.get("HUNT_INPUTS") or "{}")
     except json.JSONDecodeError as err:
@@ -252,6 +267,8 @@ def _hunt_inputs(args: argparse.Namespace) -> int:
 
 
 def _baseline(args: argparse.Namespace) -> int:
+    from repromatrix.nightly.baseline import fetch_baseline
+
     found = fetch_baseline(
         gh.GitHub(),
         into=args.into,

@@ -14,17 +14,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
+from repromatrix.cli.bisect import _probe_options  # the probe options bisect and check share
 
-from repromatrix import procs
-from repromatrix.bisect.check import Probe
-from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
-from repromatrix.cli.bisect import (  # the probe options bisect and check share
-    _probe_options,
-    cell_options,
-    project_packages,
-)
-from repromatrix.environment.as_of import parse_as_of
+# bisect.sweep's Releases, spelt here so that building the parser does not load the
+# sweep (tests/cli/test_startup.py checks that the two agree).
+RELEASES = ("all", "latest-patch", "first-and-last-patch")
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -42,8 +36,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sweep.add_argument("--to", dest="end", required=True, metavar="VERSION", help="the other end")
     sweep.add_argument(
         "--releases",
-        choices=[r.value for r in Releases],
-        default=Releases.ALL.value,
+        choices=RELEASES,
+        default="all",
         help="all; latest-patch: the newest patch of each minor series; first-and-last-patch: "
         "its oldest and newest (default: %(default)s)",
     )
@@ -66,7 +60,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--out",
         type=Path,
         default=Path("reports/sweep"),
-        help="where the report folder goes (default: %(default)s)",
+        help="where the report folder goes (default: %(default)s "
+        "beside the matrix.yaml found upward, else here)",
     )
     sweep.add_argument(
         "--issue",
@@ -82,6 +77,14 @@ def run_command(args: argparse.Namespace) -> int | None:
     """Run ``sweep``; None for any other command."""
     if args.command != "sweep":
         return None
+    from packaging.utils import canonicalize_name
+
+    from repromatrix import procs
+    from repromatrix.bisect.check import Probe
+    from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
+    from repromatrix.cli.bisect import cell_options, project_packages
+    from repromatrix.environment.as_of import parse_as_of
+
     cell = cell_options(args, searched=canonicalize_name(args.package))
     options = SweepOptions(
         package=args.package,

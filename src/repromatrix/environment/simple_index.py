@@ -8,14 +8,10 @@ pages, find-links folders and wheelhouses do not have).
 
 from __future__ import annotations
 
-import base64
-import ssl
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.utils import (
     InvalidSdistFilename,
@@ -29,6 +25,9 @@ from packaging.version import InvalidVersion, Version
 from repromatrix.environment.indexes import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.redact import redact_text
+
+if TYPE_CHECKING:
+    import ssl
 
 PYPI_SIMPLE = "https://pypi.org/simple/"
 # PEP 691 content negotiation: JSON preferred, HTML accepted from older servers.
@@ -68,6 +67,12 @@ def sources(index: IndexSettings) -> list[Source]:
 
 def fetch(url: str, context: ssl.SSLContext, *, missing_ok: bool) -> tuple[str | None, str]:
     """GET ``url``; credentials in it are sent as HTTP basic auth, never shown."""
+    # Here, not at the top: urllib.request and ssl cost a command that reads no index
+    # (check, run) tens of milliseconds of start-up.
+    import base64
+    import urllib.error
+    import urllib.request
+
     parts = urllib.parse.urlsplit(url)
     headers = {"Accept": ACCEPT, "User-Agent": "repromatrix-bisect"}
     if parts.username is not None:
@@ -95,11 +100,15 @@ def fetch(url: str, context: ssl.SSLContext, *, missing_ok: bool) -> tuple[str |
 
 def local_path(location: str) -> Path:
     if location.startswith("file:"):
+        import urllib.request
+
         return Path(urllib.request.url2pathname(urllib.parse.urlsplit(location).path))
     return Path(location).expanduser()
 
 
 def ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
+    import ssl
+
     # pip's own CA setting wins, as it does for pip (uv reads SSL_CERT_FILE itself).
     cafile = environ.get("PIP_CERT")
     if cafile and Path(cafile).is_file():

@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repromatrix import procs
 from repromatrix.environment.as_of import TimeTravel, keep_what_newer_pins_need, time_travel
@@ -52,9 +53,11 @@ from repromatrix.environment.uv import (
     uv_binary,
     uv_message,
 )
-from repromatrix.matrix import Combination
 from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.redact import redact, redact_text
+
+if TYPE_CHECKING:  # the matrix's models (pydantic) only where a combination is built
+    from repromatrix.matrix.model import Combination
 
 # What every cell gets besides its pins: the runner drives pytest inside it.
 CELL_TOOLING = ("pytest>=8", "pytest-xdist>=3.5")

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -86,6 +84,11 @@ def write_stub_wheel(folder: Path, name: str, version: str) -> None:
         "Tag: py3-none-any\n",
     }
     record = "".join(f"{n},,\n" for n in files) + f"{info}/RECORD,,\n"
+    # Here, not at the top: only a `system` pin writes a stub; a command that builds
+    # no cell (check on a reused one) does not load zipfile at start-up.
+    import tempfile
+    import zipfile
+
     # A name of its own: two combinations (--jobs N) may write the same stub at once.
     fd, name = tempfile.mkstemp(dir=folder, prefix=f".{dist}.", suffix=".tmp")
     os.close(fd)

@@ -1,5 +1,6 @@
 """Stage 1: matrix.yaml -> Combinations.
 
+defaults.py what a command assumes when not told (file names, tier, the stack's packages)
 pins.py    the grammar of one package's spec, both ways (parse_pin, pin_text)
 model.py   what a matrix is: settings, Combination, Matrix
 case_ids.py which case ids a cases folder holds, read statically (no cell)
@@ -7,13 +8,37 @@ locate.py  which matrix.yaml a command means (searched upward like .git)
 sessions.py which nox sessions the noxfile beside it defines (read with ast): the
            command a report shows, ``nox -s NAME`` only where NAME exists
 load.py    reading and checking the file, expanding tiers (every mistake one line)
+
+The names below are loaded when first used (PEP 562): a command that only parses a
+pin does not pay for the models (pydantic) and the YAML reader.
 """
 
-from repromatrix.matrix.case_ids import CaseIndex
-from repromatrix.matrix.load import load_matrix, parse_matrix
-from repromatrix.matrix.locate import find_matrix
-from repromatrix.matrix.model import DEFAULT_PACKAGES, Combination, Matrix
-from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from repromatrix.matrix.case_ids import CaseIndex
+    from repromatrix.matrix.defaults import DEFAULT_PACKAGES
+    from repromatrix.matrix.load import load_matrix, parse_matrix
+    from repromatrix.matrix.locate import find_matrix
+    from repromatrix.matrix.model import Combination, Matrix
+    from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
+
+_WHERE = {
+    "CaseIndex": "case_ids",
+    "DEFAULT_PACKAGES": "defaults",
+    "load_matrix": "load",
+    "parse_matrix": "load",
+    "find_matrix": "locate",
+    "Combination": "model",
+    "Matrix": "model",
+    "Pin": "pins",
+    "PinKind": "pins",
+    "parse_pin": "pins",
+    "pin_text": "pins",
+}
 
 __all__ = [
     "DEFAULT_PACKAGES",
@@ -28,3 +53,15 @@ __all__ = [
     "parse_pin",
     "pin_text",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})

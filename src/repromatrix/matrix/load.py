@@ -24,10 +24,10 @@ from pydantic import BaseModel, ValidationError
 from repromatrix import redact
 from repromatrix.errors import UserError, key_path
 from repromatrix.matrix.case_ids import CaseIndex
+from repromatrix.matrix.defaults import DEFAULT_PACKAGES
 from repromatrix.matrix.model import (
     DEFAULT_CASE_TIMEOUT,
     DEFAULT_INSTALL_TIMEOUT,
-    DEFAULT_PACKAGES,
     ID_PATTERN,
     RESERVED_IDS,
     SETTING_KEYS,

@@ -1,13 +1,14 @@
 """Which matrix.yaml a command means when --matrix is not given: the nearest one in
 the working directory or a folder above it, the way git finds .git (a command run
-from cases/ or a subfolder of the project uses the project's matrix)."""
+from cases/ or a subfolder of the project uses the project's matrix); and the
+project's other default places (reports/, cases/) beside that matrix.yaml."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-FILE_NAME = "matrix.yaml"
+from repromatrix.matrix.defaults import MATRIX_FILE as FILE_NAME
 
 
 def find_matrix(start: Path | None = None) -> Path | None:
@@ -32,3 +33,14 @@ def shown(path: Path) -> str:
     if ".." not in folders or all(part == ".." for part in folders):
         return relative
     return Path(path).name
+
+
+def beside(matrix: Path, default: Path) -> Path:
+    """A default place (``reports/latest``, ``cases``) in the folder of ``matrix``, as
+    a path relative to the working directory (``../reports/latest``): what the
+    console shows is what the user can type, never an absolute path of this machine."""
+    place = Path(matrix).resolve().parent / default
+    try:
+        return Path(os.path.relpath(place, Path.cwd()))
+    except ValueError:  # another drive (Windows)
+        return place

@@ -41,27 +41,6 @@ from repromatrix.matrix.pins import Pin, number_hint
 
 SCHEMA_VERSION = 1
 
-# Used when matrix.yaml has no `packages:` list: the stack this tool is about.
-DEFAULT_PACKAGES = (
-    "torch",
-    "transformers",
-    "peft",
-    "accelerate",
-    "trl",
-    "unsloth",
-    "unsloth_zoo",
-    "bitsandbytes",
-    "datasets",
-    "tokenizers",
-    "huggingface_hub",
-    "safetensors",
-    "torchaudio",
-    "torchvision",
-    "triton",
-    "xformers",
-    "deepspeed",
-    "numpy",
-)
 
 # Session names the noxfile defines itself; a combination may not shadow them.
 RESERVED_IDS = frozenset(

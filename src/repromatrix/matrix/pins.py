@@ -17,8 +17,6 @@ import enum
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -86,7 +84,11 @@ def parse_pin(package: str, raw: object) -> Pin:
     text = raw.strip()
     if text in ("latest", "system"):
         return Pin(name, PinKind(text), text)
+    # packaging's requirement and specifier parsers load only for the pins that need
+    # them: an exact pin (check's, bisect's) does not pay for their grammars at start-up.
     if text.startswith(DIRECT_PREFIXES):
+        from packaging.requirements import InvalidRequirement, Requirement
+
         try:
             Requirement(f"{name} @ {text}")
         except InvalidRequirement as err:
@@ -101,6 +103,8 @@ def parse_pin(package: str, raw: object) -> Pin:
         except InvalidVersion:
             raise ValueError(f"{raw!r} is not a version or specifier") from None
         return Pin(name, PinKind.EXACT, text)
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     try:
         specifier = SpecifierSet(text)
     except InvalidSpecifier:

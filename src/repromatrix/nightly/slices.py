@@ -13,9 +13,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from repromatrix.errors import UserError
-from repromatrix.matrix import Combination
+
+if TYPE_CHECKING:
+    from repromatrix.matrix.model import Combination
 
 GITHUB_MATRIX_LIMIT = 256
 

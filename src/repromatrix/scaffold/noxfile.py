@@ -1,5 +1,6 @@
 """Sessions for repromatrix (made by `repromatrix init`); each calls the repromatrix
-command, which must be installed (pip install repromatrix).
+command, which must be installed (repromatrix is not on PyPI yet: pip install it from a
+clone or from its git URL, as its README says under "Use it in your own repository").
 
     nox -s matrix [-- --tier smoke]     run a tier (default: smoke), reports in reports/latest/
     nox -s <combination id> [-- CASE]   run one combination (nox -l lists them)
@@ -51,7 +52,10 @@ def _combination_session(combination_id: str, tier: str) -> None:
 try:
     listed = subprocess.run(["repromatrix", "list", "--json"], capture_output=True, text=True)
 except FileNotFoundError:
-    sys.exit("nox: the repromatrix command is not installed (pip install repromatrix)")
+    sys.exit(
+        "nox: the repromatrix command is not installed (pip install it from a clone or a git "
+        "URL of repromatrix: its README, 'Use it in your own repository')"
+    )
 if listed.returncode != 0:
     sys.exit(f"nox: {listed.stderr.strip() or 'repromatrix list failed'}")
 for line in listed.stdout.splitlines():

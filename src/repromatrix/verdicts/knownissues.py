@@ -32,9 +32,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from repromatrix.errors import UserError, key_path
 from repromatrix.matrix import CaseIndex
+from repromatrix.matrix.defaults import KNOWN_ISSUES_FILE
 from repromatrix.results import CombinationResult
 
-FILE_NAME = "known_issues.yaml"
+FILE_NAME = KNOWN_ISSUES_FILE
 
 
 class _Entry(BaseModel):

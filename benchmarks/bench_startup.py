@@ -1,0 +1,203 @@
+"""Start-up: what the command costs before it does anything, side by side in one run.
+
+    python benchmarks/bench_startup.py [--runs 15] [--pin six==1.16.0]
+                                       [--out benchmarks/results/startup.json]
+
+Two comparisons, each timed whole-process from outside (start to exit, wall clock),
+the sides run in turn (A B C A B C ...) so that a machine whose speed drifts moves
+every side alike; the figure is the median:
+
+1. ``--help``: ``repromatrix --help`` against ``nox --help`` and ``uv --help``, and
+   ``python -c pass`` (the interpreter's own start, the floor of any Python command).
+   repromatrix and nox are started as their console scripts start them
+   (``from repromatrix.cli import main; main()``, ``from nox.__main__ import main``),
+   with this interpreter.
+
+2. ``check``'s overhead with an existing cell: a cell of the pins is built once (not
+   timed); then, same script (``ok.py``: exit 0), same cell:
+
+   - A: ``repromatrix check --script ok.py --pin PIN``: parse, find the cell by its
+     request (reused, nothing resolved), run the script with the cell's interpreter,
+     print the verdict;
+   - B: ``uv run --no-project --python <cell>/bin/python ok.py``: raw uv running the
+     same script in the same environment (uv's own start and interpreter discovery);
+   - C: ``<cell>/bin/python ok.py``: the script alone, the floor.
+
+   A - B is what repromatrix adds over raw uv doing the same; A - C over nothing.
+
+Each side's CPU seconds (user + system of the process and its children) are
+recorded beside the wall seconds: on a machine shared with other jobs (the load
+average is recorded) the wall clock includes waiting for a core, the CPU time less so.
+
+Bytecode is compiled first (``compileall``, as a wheel install does), so the
+figures are not the cost of compiling sources. The pins come from the user's index
+(PyPI by default); ``--pin`` takes another small package.
+Goals: ``--help`` at most 0.12 s; A - B at most 0.1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import os
+import platform
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+
+
+def _uv() -> str:
+    from uv import find_uv_bin
+
+    return find_uv_bin()
+
+
+def console(module: str, function: str = "main") -> list[str]:
+    """A console script of this interpreter, as pip writes it."""
+    return [
+        sys.executable,
+        "-c",
+        f"import sys; from {module} import {function}; sys.exit({function}())",
+    ]
+
+
+def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Wall seconds, and CPU seconds (user + system) of the command and its children."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True)
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(
+            f"{' '.join(command)}: exit {done.returncode}\n{done.stderr.decode(errors='replace')}"
+        )
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, cpu
+
+
+def side_by_side(
+    sides: dict[str, list[str]], runs: int, env: dict[str, str], cwd: Path
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall and CPU seconds of each side, ``runs`` times, the sides in turn."""
+    for command in sides.values():  # one warm-up each: page cache, uv's cache
+        timed(command, env, cwd)
+    wall: dict[str, list[float]] = {name: [] for name in sides}
+    cpu: dict[str, list[float]] = {name: [] for name in sides}
+    for _ in range(runs):
+        for name, command in sides.items():
+            seconds, used = timed(command, env, cwd)
+            wall[name].append(seconds)
+            cpu[name].append(used)
+    return wall, cpu
+
+
+def median(values: list[float]) -> float:
+    return round(statistics.median(values), 3)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--pin", default="six==1.16.0", help="the cell's one pin")
+    parser.add_argument("--label", default="", help="what tree was measured (e.g. a commit)")
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks" / "results" / "startup.json"
+    )
+    args = parser.parse_args()
+
+    compileall.compile_dir(SRC, quiet=1)
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "VIRTUAL_ENV")
+    }
+    env["PYTHONPATH"] = str(SRC)
+    repromatrix = console("repromatrix.cli")
+
+    with tempfile.TemporaryDirectory(prefix="bench-startup-") as scratch:
+        work = Path(scratch)
+        help_seconds, help_cpu = side_by_side(
+            {
+                "repromatrix --help": [*repromatrix, "--help"],
+                "nox --help": [*console("nox.__main__"), "--help"],
+                "uv --help": [_uv(), "--help"],
+                "python -c pass": [sys.executable, "-c", "pass"],
+            },
+            args.runs,
+            env,
+            work,
+        )
+
+        (work / "ok.py").write_text("import sys\n\nsys.exit(0)\n")
+        env["REPROMATRIX_ENV_DIR"] = str(work / "envs")
+        check = [*repromatrix, "check", "--script", "ok.py", "--pin", args.pin]
+        built = subprocess.run(check, env=env, cwd=work, capture_output=True, text=True)
+        if built.returncode != 0:
+            raise SystemExit(f"building the cell failed:\n{built.stderr}")
+        (identity,) = re.findall(r"environment (\w+) built", built.stderr)
+        cell_python = str(work / "envs" / identity / "venv" / "bin" / "python")
+        check_seconds, check_cpu = side_by_side(
+            {
+                "repromatrix check (cell reused)": check,
+                "uv run (same cell)": [
+                    _uv(),
+                    "run",
+                    "--no-project",
+                    "--python",
+                    cell_python,
+                    "ok.py",
+                ],
+                "cell python ok.py": [cell_python, "ok.py"],
+            },
+            args.runs,
+            env,
+            work,
+        )
+
+    helps = {name: median(values) for name, values in help_seconds.items()}
+    checks = {name: median(values) for name, values in check_seconds.items()}
+    helps_cpu = {name: median(values) for name, values in help_cpu.items()}
+    checks_cpu = {name: median(values) for name, values in check_cpu.items()}
+    a, b, c = checks.values()
+    a_cpu, b_cpu, _c_cpu = checks_cpu.values()
+    figures = {
+        "label": args.label,
+        "help_seconds_median": helps,
+        "help_cpu_seconds_median": helps_cpu,
+        "help_over_nox": round(helps["repromatrix --help"] / helps["nox --help"], 2),
+        "check_pin": args.pin,
+        "check_seconds_median": checks,
+        "check_cpu_seconds_median": checks_cpu,
+        "check_over_uv_run_seconds": round(a - b, 3),
+        "check_over_uv_run_cpu_seconds": round(a_cpu - b_cpu, 3),
+        "check_over_python_seconds": round(a - c, 3),
+        "check_over_uv_run": round(a / b, 2),
+        "runs": args.runs,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "help_seconds": {k: [round(x, 3) for x in v] for k, v in help_seconds.items()},
+        "check_seconds": {k: [round(x, 3) for x in v] for k, v in check_seconds.items()},
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "goal": "repromatrix --help <= 0.12 s; check_over_uv_run_seconds <= 0.1",
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(figures, indent=2) + "\n")
+    cpus = {**helps_cpu, **checks_cpu}
+    for name, value in {**helps, **checks}.items():
+        print(f"{name:<34} {value:.3f} s wall  {cpus[name]:.3f} s cpu")
+    print(
+        f"check over uv run: +{a - b:.3f} s wall ({a / b:.2f}x), +{a_cpu - b_cpu:.3f} s cpu; "
+        f"over the bare script: +{a - c:.3f} s wall; load average {os.getloadavg()[0]:.1f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
