@@ -9,7 +9,7 @@ every side alike; the figure is the median:
 
 1. ``--help``: ``repromatrix --help`` against ``nox --help`` and ``uv --help``, and
    ``python -c pass`` (the interpreter's own start, the floor of any Python command).
-   repromatrix and nox are started as their console scripts start them
+   The repromatrix and nox console scripts are started as they start themselves
    (``from repromatrix.cli import main; main()``, ``from nox.__main__ import main``),
    with this interpreter.
 

@@ -37,11 +37,8 @@ from support.commands import (
     problems,
 )
 
-from repromatrix.bisect import flow, sweep
+from repromatrix.bisect import culprit, flow, sweep
 from repromatrix.cli import app
-from repromatrix.cli import bisect as cli_bisect
-from repromatrix.cli import culprit as cli_culprit
-from repromatrix.cli import sweep as cli_sweep
 from repromatrix.matrix import load_matrix
 from repromatrix.matrix.sessions import read_sessions
 from repromatrix.nightly.triage import CulpritRequest
@@ -191,7 +188,7 @@ def written_by_the_tool(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[C
 
     (folder / "probe.py").write_text("raise SystemExit(0)\n")
     (folder / "wheels").mkdir(exist_ok=True)
-    bisect_options = _options_from_cli(monkeypatch, cli_bisect, "run_bisect", [
+    bisect_options = _options_from_cli(monkeypatch, flow, "run_bisect", [
         "bisect", "--package", "transformers", "--good", "4.46.3", "--bad", "4.56.2",
         "--pin", "torch==2.13.0", "--pin", "peft=null", "--script", "probe.py",
         "--find", "first-good", "--pre", "--as-of", "2025-01-01", "--jobs", "2",
@@ -205,7 +202,7 @@ def written_by_the_tool(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[C
     bisect_options.git = "https://github.com/huggingface/transformers"
     lines.append(("bisect.md (--git)", flow._commit_command(bisect_options, plan.probe)))
 
-    sweep_options = _options_from_cli(monkeypatch, cli_sweep, "run_sweep", [
+    sweep_options = _options_from_cli(monkeypatch, sweep, "run_sweep", [
         "sweep", "--package", "transformers", "--from", "4.50", "--to", "5.2",
         "--releases", "latest-patch", "--pin", "torch==2.13.0", "--script", "probe.py",
         "--jobs", "2", "--pre", "--wheelhouse", "wheels",
@@ -218,7 +215,7 @@ def written_by_the_tool(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[C
 
     (folder / "good.txt").write_text("transformers==4.52.4\n")
     (folder / "bad.txt").write_text("transformers==5.0.0\n")
-    culprit_options = _options_from_cli(monkeypatch, cli_culprit, "run_culprit", [
+    culprit_options = _options_from_cli(monkeypatch, culprit, "run_culprit", [
         "culprit", "--good-lock", "good.txt", "--bad-lock", "bad.txt", "--script", "probe.py",
         "--pin", "torch==2.13.0", "--jobs", "2",
     ])  # fmt: skip
@@ -253,7 +250,8 @@ def triage_locally(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[Comman
 def _options_from_cli(
     monkeypatch: pytest.MonkeyPatch, module: object, runner: str, argv: list[str]
 ) -> object:
-    """The options a command's CLI builds from ``argv`` (its run replaced by a catch)."""
+    """The options a command's CLI builds from ``argv`` (its run, which the command
+    imports from ``module`` when it runs, replaced by a catch)."""
     caught: list[object] = []
     monkeypatch.setattr(module, runner, lambda options: (caught.append(options), (None, 0))[1])
     assert app.main(argv) == 0

@@ -57,7 +57,7 @@ def from_direct_url(recorded: Any) -> InstallSource:
     if not isinstance(url, str) or "://" not in url:
         return _unusable("its direct_url.json names no URL")
     if url.startswith("file:"):
-        return _unusable("repromatrix was installed from a folder or file of this machine")
+        return _unusable("this repromatrix was installed from a folder or file of this machine")
     url = _without_credentials(url)
     vcs = recorded.get("vcs_info")
     if isinstance(vcs, dict):

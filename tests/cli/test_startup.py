@@ -44,7 +44,7 @@ HEAVY = (
 )
 COMMANDS = (
     "list", "run", "report", "bisect", "check", "culprit", "ci-matrix", "merge", "triage",
-    "sweep", "init",
+    "hunt-inputs", "baseline", "sweep", "init", "issue",
 )  # fmt: skip
 
 
@@ -105,6 +105,13 @@ def test_check_on_a_cell_loads_no_models() -> None:
 def test_choices_spelt_in_the_parser_are_the_enums(spelt: tuple[str, ...], enum: type) -> None:
     # The parser spells them so as not to import bisect/; they must not drift apart.
     assert spelt == tuple(member.value for member in enum)
+
+
+def test_the_issue_config_file_spelt_in_the_parser_is_issue_configs() -> None:
+    from repromatrix.cli import issue as issue_commands
+    from repromatrix.issue import config
+
+    assert issue_commands.CONFIG_FILE == config.CONFIG_FILE
 
 
 def test_init_loads_no_models(tmp_path: Path) -> None:

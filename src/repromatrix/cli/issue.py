@@ -20,12 +20,10 @@ import os
 from pathlib import Path
 
 from repromatrix.errors import UserError
-from repromatrix.gh import IssueComments
-from repromatrix.issue.bot import acknowledge, post_answers, watch_plan
-from repromatrix.issue.config import CONFIG_FILE, load_settings
-from repromatrix.issue.event import comment_plan, preflight_in, repository_of
-from repromatrix.issue.plan import read_plan, write_plan
-from repromatrix.issue.run import run_plan
+
+# The issue package (results models, the bisect and sweep planners) loads when an issue
+# command runs, not when the parser is built: --help stays fast (tests/cli/test_startup.py).
+CONFIG_FILE = Path(".github/repromatrix.yml")  # issue.config's, spelt here for the parser
 
 MAX_EVENT_BYTES = 25_000_000  # GitHub's webhook payloads are capped at 25 MB
 
@@ -62,6 +60,11 @@ def run_command(args: argparse.Namespace) -> int | None:
         return None
     if args.step == "parse":
         return _parse(args)
+    from repromatrix.gh import IssueComments
+    from repromatrix.issue.bot import acknowledge, post_answers
+    from repromatrix.issue.plan import read_plan
+    from repromatrix.issue.run import run_plan
+
     plan = read_plan(args.plan)
     if args.step == "ack":
         acknowledge(plan, IssueComments(plan.repository))
@@ -76,6 +79,12 @@ def run_command(args: argparse.Namespace) -> int | None:
 
 
 def _parse(args: argparse.Namespace) -> int:
+    from repromatrix.gh import IssueComments
+    from repromatrix.issue.bot import watch_plan
+    from repromatrix.issue.config import load_settings
+    from repromatrix.issue.event import comment_plan, preflight_in, repository_of
+    from repromatrix.issue.plan import write_plan
+
     settings = load_settings(args.config)
     name = args.event_name or os.environ.get("GITHUB_EVENT_NAME", "")
     fallback = os.environ.get("GITHUB_REPOSITORY", "")
