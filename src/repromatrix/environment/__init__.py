@@ -11,8 +11,9 @@ index settings does not load the builder.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from repromatrix.lazy import lazy_names
 
 if TYPE_CHECKING:
     from repromatrix.environment.indexes import IndexSettings
@@ -36,13 +37,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_WHERE})
+__getattr__, __dir__ = lazy_names(__name__, _WHERE)

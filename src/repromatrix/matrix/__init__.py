@@ -15,8 +15,9 @@ pin does not pay for the models (pydantic) and the YAML reader.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from repromatrix.lazy import lazy_names
 
 if TYPE_CHECKING:
     from repromatrix.matrix.case_ids import CaseIndex
@@ -55,13 +56,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_WHERE})
+__getattr__, __dir__ = lazy_names(__name__, _WHERE)
