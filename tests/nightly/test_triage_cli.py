@@ -237,3 +237,17 @@ def test_a_failure_the_registry_knows_is_not_a_regression(nightly, tmp_path: Pat
         "bisects": "0",
         "culprits": "0",
     }
+
+
+def test_the_hunts_run_where_the_night_ran(nightly) -> None:
+    """A nightly started by hand on other runners, from another repromatrix: its hunts
+    get the same, not the repository's defaults."""
+    run, _tonight, baseline = nightly
+    calls, _, _ = run(
+        *("--baseline", str(baseline), "--dispatch"),
+        *("--runner", '["self-hosted", "a100"]', "--repromatrix", "repromatrix==0.1.0"),
+    )
+    [dispatch] = [c for c in calls if c[:2] == ["workflow", "run"]]
+    fields = _fields(dispatch)
+    assert fields["runner"] == '["self-hosted", "a100"]'
+    assert fields["repromatrix"] == "repromatrix==0.1.0"

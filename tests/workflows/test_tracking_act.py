@@ -55,6 +55,8 @@ def test_three_nights_pass_regression_fixed_and_the_bisect_answers(scenario: Sce
     assert (inputs["package"], inputs["good"], inputs["bad"]) == ("packaging", "21.3", "22.0")
     assert inputs["issue"] == str(issue["number"]) and inputs["case"] == CASE_ID
     assert '"torch":null' in inputs["cell"]  # the combination's null pin travels
+    # The hunt runs where the night ran, installing repromatrix as it did.
+    assert inputs["runner"] == '["ubuntu-latest"]' and inputs["repromatrix"] == "."
 
     hunt = scenario.dispatched(dispatch)
     assert hunt.returncode == 0, hunt.tail()

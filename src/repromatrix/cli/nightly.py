@@ -98,6 +98,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--run-url", help="this run's link, for the tracking issue's 'since' column"
     )
     triaging.add_argument(
+        "--runner", help="the runner labels (JSON) the hunts run on: the nightly's own"
+    )
+    triaging.add_argument(
+        "--repromatrix", help="where the hunts install repromatrix from: the nightly's source"
+    )
+    triaging.add_argument(
         "--baseline-note",
         help="why there is no baseline (repromatrix baseline says it), shown on the issue",
     )
@@ -207,6 +213,8 @@ def _triage(args: argparse.Namespace) -> int:
         ref=args.ref,
         run=args.run_url or "",
         github_output=args.github_output,
+        runner=args.runner or "",
+        repromatrix=args.repromatrix or "",
     )
     followed = follow_nightly(options, gh.GitHub())
     for hunt in followed.found.culprits:

@@ -42,6 +42,10 @@ class FollowOptions:
     ref: str | None = None
     run: str = ""  # this run's link
     github_output: Path | None = None
+    # What the nightly ran with, handed to each hunt: its runner labels and where it
+    # installed repromatrix from (a hand-started nightly's inputs, not the defaults).
+    runner: str = ""
+    repromatrix: str = ""
 
 
 @dataclass
@@ -153,10 +157,15 @@ def _track(
 def _dispatch(options: FollowOptions, client: GitHub, followed: Followed) -> None:
     """Each hunt, told the tracking issue's number so that it comments its answer there."""
     issue = followed.issue
+    same = {
+        k: v for k, v in (("runner", options.runner), ("repromatrix", options.repromatrix)) if v
+    }
     for request in followed.found.bisects:
-        client.dispatch(options.workflow, request.workflow_inputs(issue), ref=options.ref)
+        inputs = {**request.workflow_inputs(issue), **same}
+        client.dispatch(options.workflow, inputs, ref=options.ref)
     for hunt in followed.found.culprits:
-        client.dispatch(options.culprit_workflow, hunt.workflow_inputs(issue), ref=options.ref)
+        inputs = {**hunt.workflow_inputs(issue), **same}
+        client.dispatch(options.culprit_workflow, inputs, ref=options.ref)
 
 
 def _hunts(found: Triage, night: tracking.Night) -> list[tracking.Hunt]:
