@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.pip import PIP
 
 from repromatrix.issue.answer import read_result
 from repromatrix.issue.plan import Job, Plan
@@ -24,7 +24,7 @@ REPRO = "# repromatrix: packaging\nfrom packaging.version import LegacyVersion\n
 @pytest.fixture(scope="module")
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     house = tmp_path_factory.mktemp("issue-wheels")
-    pip = [sys.executable, "-m", "pip", "-q", "download", "-d", str(house)]
+    pip = [*PIP, "download", "-d", str(house)]
     # The cell's runner (pytest 8.3.5 takes packaging 21), and the releases bisected.
     for requirement in ("pytest==8.3.5", "pytest-xdist", "packaging==21.3", "packaging==22.0"):
         subprocess.run([*pip, requirement], check=True)

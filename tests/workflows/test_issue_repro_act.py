@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import pytest
 from support.act import REPO, ActRun, act_run
 from support.gh_double import BOT_USER
 from support.nights import Scenario
+from support.pip import PIP
 
 from repromatrix.issue.state import MARKER, Observed, State, read_state, render
 
@@ -59,18 +59,17 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     fixed: the newest packaging is the one repromatrix itself installs, whatever PyPI
     publishes later, and no run pays for downloads or a build."""
     house = tmp_path_factory.mktemp("wheelhouse")
-    # pip from the base interpreter: a uv-made venv (nox's, where CI runs) has none.
-    pip = [getattr(sys, "_base_executable", None) or sys.executable, "-m", "pip", "-q"]
-    subprocess.run([*pip, "wheel", "-w", str(house), str(REPO)], check=True)
+
+    subprocess.run([*PIP, "wheel", "-w", str(house), str(REPO)], check=True)
     # Every cell has the harness's runner (environment.store.CELL_TOOLING): pytest and
     # pytest-xdist, with their dependencies; and pytest 8.3.5 too, which (unlike 9) takes
     # a packaging older than 24, so that a cell can hold packaging 21.
     tooling = ["pytest", "pytest-xdist", "pytest==8.3.5"]
     for requirement in tooling:
-        subprocess.run([*pip, "download", "-d", str(house), requirement], check=True)
+        subprocess.run([*PIP, "download", "-d", str(house), requirement], check=True)
     releases = ["packaging==21.2", "packaging==21.3", "packaging==22.0"]
     for release in releases:
-        subprocess.run([*pip, "download", "-d", str(house), release], check=True)  # + pyparsing
+        subprocess.run([*PIP, "download", "-d", str(house), release], check=True)  # + pyparsing
     return house
 
 
