@@ -59,7 +59,6 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     fixed: the newest packaging is the one repromatrix itself installs, whatever PyPI
     publishes later, and no run pays for downloads or a build."""
     house = tmp_path_factory.mktemp("wheelhouse")
-
     subprocess.run([*PIP, "wheel", "-w", str(house), str(REPO)], check=True)
     # Every cell has the harness's runner (environment.store.CELL_TOOLING): pytest and
     # pytest-xdist, with their dependencies; and pytest 8.3.5 too, which (unlike 9) takes
