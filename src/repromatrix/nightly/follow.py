@@ -77,11 +77,9 @@ def follow_nightly(
         baseline_note=options.baseline_note,
         registry_file=options.registry_file,
     )
-    hunts = _hunts(found, night) if options.dispatch else []
+    hunts = _hunts(options, found, night) if options.dispatch else []
     # Without an issue to read, tonight is judged against last night's results alone.
-    alone = tracking.follow(
-        None, night, baseline=options.baseline, hunts=hunts, registry_entries=_entries(options)
-    )
+    alone = tracking.follow(None, night, baseline=options.baseline, hunts=hunts)
     followed = Followed(found, alone)
     _write(options, followed)
     for line in _lines(followed, options):
@@ -121,7 +119,6 @@ def _track(
         baseline=options.baseline,
         hunts=hunts,
         answers=answers,
-        registry_entries=_entries(options),
         summary=summary,
     )
     followed.update = update
@@ -168,41 +165,22 @@ def _dispatch(options: FollowOptions, client: GitHub, followed: Followed) -> Non
         client.dispatch(options.culprit_workflow, inputs, ref=options.ref)
 
 
-def _hunts(found: Triage, night: tracking.Night) -> list[tracking.Hunt]:
-    hunts = [
+def _hunts(options: FollowOptions, found: Triage, night: tracking.Night) -> list[tracking.Hunt]:
+    """Tonight's hunts as the issue lists them, under the workflow each is sent to."""
+    sent = [(options.workflow, b) for b in found.bisects]
+    sent += [(options.culprit_workflow, c) for c in found.culprits]
+    return [
         tracking.Hunt(
-            key=b.hunt,
-            workflow="bisect.yml",
-            what=f"{b.package} {b.good}..{b.bad} ({b.find})",
-            combination=b.combination,
-            case=b.case,
+            key=request.hunt,
+            workflow=workflow,
+            what=request.what,
+            combination=request.combination,
+            case=request.case,
             dispatched=night.date,
             run=night.run,
         )
-        for b in found.bisects
+        for workflow, request in sent
     ]
-    hunts += [
-        tracking.Hunt(
-            key=c.hunt,
-            workflow="culprit.yml",
-            what=f"{c.combination}: {len(c.changed)} packages moved",
-            combination=c.combination,
-            case=c.case,
-            dispatched=night.date,
-            run=night.run,
-        )
-        for c in found.culprits
-    ]
-    return hunts
-
-
-def _entries(options: FollowOptions) -> dict[str, tuple[dict[str, str], str]]:
-    if options.registry is None:
-        return {}
-    return {
-        issue.case: ({p: str(s) for p, s in issue.when}, issue.link)
-        for issue in options.registry.issues
-    }
 
 
 def _date(results: Results) -> str:

@@ -181,7 +181,6 @@ def follow(
     baseline: Results | None = None,
     hunts: list[Hunt] = (),  # type: ignore[assignment]
     answers: dict[str, tuple[str, str]] | None = None,
-    registry_entries: dict[str, tuple[dict[str, str], str]] | None = None,
     summary: str = "",
 ) -> Update:
     """Tonight's update of the tracking issue.
@@ -189,8 +188,8 @@ def follow(
     ``previous``: the state of the open (or last closed) tracking issue; without one,
     the baseline's word is taken for what was already failing (a case the verdicts
     call still-failing is not new). ``answers``: hunt key -> (answer line, url), read
-    from the issue's comments. ``registry_entries``: registry pattern -> (its
-    ``when``, link), for the edit a possibly-fixed case needs."""
+    from the issue's comments. A possibly-fixed case's edit comes from the entry its
+    result records (``known_issue``: the pattern, ``when`` and link the verdicts used)."""
     tonight = failures_of(night.results)
     if previous is not None:
         tracked = previous.failures
@@ -211,7 +210,7 @@ def follow(
         hunts=_hunts(previous, hunts, answers or {}, keep={f.key for f in [*new, *still]}),
         last_run=night.run,
     )
-    update = Update(state, new, still, fixed, _possibly_fixed(night, registry_entries or {}))
+    update = Update(state, new, still, fixed, _possibly_fixed(night))
     update.body = render(update, night, summary)
     return update
 
@@ -256,24 +255,16 @@ def _first_text_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
-def _possibly_fixed(
-    night: Night, entries: dict[str, tuple[dict[str, str], str]]
-) -> list[PossiblyFixed]:
+def _possibly_fixed(night: Night) -> list[PossiblyFixed]:
     found = []
     for combo in night.results.combinations:
         for case in combo.cases:
-            if case.status != CaseStatus.POSSIBLY_FIXED or not case.known_issue:
+            entry = case.known_issue
+            if case.status != CaseStatus.POSSIBLY_FIXED or not entry:
                 continue
-            pattern = str(case.known_issue.get("case", case.id))
-            when, link = entries.get(pattern, (case.known_issue.get("when", {}), ""))
-            found.append(
-                PossiblyFixed(
-                    combo.id,
-                    case.id,
-                    link or str(case.known_issue.get("link", "")),
-                    registry_edit(night.registry_file, pattern, when, combo),
-                )
-            )
+            pattern = str(entry.get("case", case.id))
+            edit = registry_edit(night.registry_file, pattern, entry.get("when", {}), combo)
+            found.append(PossiblyFixed(combo.id, case.id, str(entry.get("link", "")), edit))
     return found
 
 

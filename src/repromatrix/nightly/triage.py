@@ -73,6 +73,11 @@ class BisectRequest:
         """The hunt's name on the tracking issue (its comment carries it back)."""
         return f"bisect:{self.package}:{self.good}:{self.bad}:{self.combination}:{self.case}"
 
+    @property
+    def what(self) -> str:
+        """The hunt in a few words, for the tracking issue."""
+        return f"{self.package} {self.good}..{self.bad} ({self.find})"
+
     def workflow_inputs(self, issue: int | None = None) -> dict[str, str]:
         inputs = {
             "package": self.package,
@@ -106,6 +111,10 @@ class CulpritRequest:
     @property
     def hunt(self) -> str:
         return f"culprit:{self.combination}:{self.case}"
+
+    @property
+    def what(self) -> str:
+        return f"{self.combination}: {len(self.changed)} packages moved"
 
     def workflow_inputs(self, issue: int | None = None) -> dict[str, str]:
         inputs = {
