@@ -6,6 +6,7 @@ sys.modules, not how long it took (benchmarks/bench_startup.py has the figures).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support.pip import PIP
 
 from repromatrix.bisect.search import Find
 from repromatrix.bisect.sweep import Releases
@@ -87,6 +89,30 @@ def test_the_parser_knows_every_command() -> None:
     assert sorted(commands.choices) == sorted(COMMANDS)
 
 
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_command_line_builds_its_own_parser_as_the_full_one_has_it(command: str) -> None:
+    # build_parser(command) builds only that command's group: what it parses must be
+    # what the full parser parses, and a group must declare every command it adds.
+    from repromatrix.cli.app import build_parser
+
+    def subcommand(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        (commands,) = [a for a in parser._actions if a.dest == "command"]
+        return commands.choices[command]
+
+    alone = build_parser(command)
+    assert subcommand(alone).format_help() == subcommand(build_parser()).format_help()
+    (commands,) = [a for a in alone._actions if a.dest == "command"]
+    assert len(commands.choices) < len(COMMANDS)
+
+
+def test_a_misspelt_command_gets_every_choice(capsys: pytest.CaptureFixture) -> None:
+    from repromatrix.cli.app import main
+
+    assert main(["chek", "--pin", "six==1.16.0"]) == 2
+    said = capsys.readouterr().err
+    assert "invalid choice: 'chek'" in said and "'check'" in said and "'sweep'" in said
+
+
 def test_check_on_a_cell_loads_no_models() -> None:
     # What `check` imports to parse its pins, find its cell and run a script in it.
     loaded = _loaded_after(
@@ -97,6 +123,48 @@ def test_check_on_a_cell_loads_no_models() -> None:
     assert "repromatrix.bisect.check" in loaded and "repromatrix.environment.store" in loaded
     assert [m for m in loaded if m.split(".")[0] in ("pydantic", "yaml", "rich")] == []
     assert "repromatrix.matrix.model" not in loaded and "repromatrix.results" not in loaded
+    # packaging.utils loads packaging.tags (platform, sysconfig, logging): names.py
+    # stands in for it; the upload-date client loads only for --as-of.
+    assert "packaging.tags" not in loaded and "repromatrix.environment.as_of" not in loaded
+
+
+@pytest.mark.e2e
+def test_check_in_a_reused_cell_loads_only_what_it_runs(tmp_path: Path) -> None:
+    # The whole command, twice, in fresh interpreters: the first builds the cell of a
+    # script probe, the second finds it again and runs the script.
+    house = tmp_path / "wheels"
+    subprocess.run([*PIP, "download", "-d", str(house), "six==1.16.0"], check=True)
+    (tmp_path / "ok.py").write_text("print('ok')\n")
+    argv = ["check", "--script", "ok.py", "--pin", "six==1.16.0", "--wheelhouse", str(house)]
+    argv += ["--env-dir", str(tmp_path / "envs")]
+    code = (
+        "import contextlib, io, json, sys\n"
+        "from repromatrix.cli.app import main\n"
+        "with contextlib.redirect_stderr(io.StringIO()) as said:\n"
+        f"    code = main({argv!r})\n"
+        "print(json.dumps([code, said.getvalue(), sorted(sys.modules)]))\n"
+    )
+    runs = []
+    for _ in range(2):
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(done.stdout.splitlines()[-1]))
+    (built_code, built_said, _), (code_again, said, loaded) = runs
+    assert built_code == code_again == 0, built_said + said
+    assert " built" in built_said and " reused" in said
+    # A script probe's cell is its pins, as raw uv builds it: no runner tooling.
+    (cell,) = [p for p in (tmp_path / "envs").iterdir() if (p / "resolved.json").exists()]
+    assert sorted(json.loads((cell / "resolved.json").read_text())) == ["six"]
+    lazy = ("packaging.tags", "repromatrix.environment.as_of", "repromatrix.matrix.load", "uv")
+    assert [m for m in lazy if m in loaded] == []
+    assert _heavy(loaded) == [
+        "repromatrix.bisect.check",
+        "repromatrix.environment.store",
+        "repromatrix.execution.runner",
+    ]
 
 
 @pytest.mark.parametrize(

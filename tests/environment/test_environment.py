@@ -34,6 +34,16 @@ def test_same_request_is_reused_and_a_changed_pin_is_rebuilt(tmp_path):
     assert "pytest" in first.resolved  # the runner's tooling comes with every cell
     # The other environment is untouched by the rebuild.
     assert store.build(request(iniconfig="2.0.0")).reused
+    # The lock is read from the venv (no `uv pip freeze`): it says what freeze says.
+    home = tmp_path / first.identity[:16]
+    frozen = subprocess.run(
+        [uv_binary(), "pip", "freeze", "--python", str(home / "venv" / "bin" / "python")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert (home / "lock.txt").read_text() == "".join(f"{x}\n" for x in sorted(frozen.split()))
+    assert "pytest-xdist==" in frozen  # a name whose folder spells it pytest_xdist
 
 
 def test_cell_variables_are_part_of_the_identity(tmp_path):

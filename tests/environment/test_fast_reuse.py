@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from repromatrix.environment import store
-from repromatrix.environment.store import EnvRequest, EnvStore, _exact, _lock_versions
+from repromatrix.environment.store import (
+    EnvRequest,
+    EnvStore,
+    _exact,
+    _installed_lock,
+    _lock_versions,
+)
 from repromatrix.matrix.pins import parse_pin
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -48,10 +54,14 @@ def test_exact_requests_reuse_without_resolving_floating_ones_resolve(
 
     def fake_run(args, **kwargs):
         calls.append(" ".join(str(a) for a in args[1:3]))
-        if args[1:3] in (["pip", "compile"], ["pip", "freeze"]):
+        if args[1:3] == ["pip", "compile"]:
             return Done("pytest==8.3.0\npeft==0.13.2\n")
         if args[1:2] == ["venv"]:
             Path(args[-1], "bin").mkdir(parents=True)
+        if args[1:3] == ["pip", "install"]:  # what it installs: read back from the venv
+            site = Path(args[args.index("--python") + 1]).parent.parent / "lib/python3.11"
+            for folder in ("peft-0.13.2.dist-info", "pytest-8.3.0.dist-info"):
+                (site / "site-packages" / folder).mkdir(parents=True)
         return Done()
 
     monkeypatch.setattr(store.procs, "run", fake_run)
@@ -60,7 +70,7 @@ def test_exact_requests_reuse_without_resolving_floating_ones_resolve(
     first = env_store.build(exact)
     assert not first.reused and first.resolved == {"peft": "0.13.2", "pytest": "8.3.0"}
     # New and exact: built as raw uv builds it (one resolve, inside `uv pip install`).
-    assert calls == ["venv --quiet", "pip install", "pip freeze"]
+    assert calls == ["venv --quiet", "pip install"], "its lock is read, not asked of uv"
     assert not list((tmp_path / "_staging").iterdir()), "the staging folder was moved"
     calls.clear()
     again = env_store.build(exact)
@@ -74,3 +84,15 @@ def test_exact_requests_reuse_without_resolving_floating_ones_resolve(
     assert moved.reused and calls == ["pip compile"], "a floating pin is resolved again"
     saved = list((tmp_path / "_requests").glob("*.json"))
     assert len(saved) == 1 and json.loads(saved[0].read_text())["identity"] == first.identity
+
+
+def test_a_distribution_from_a_url_leaves_the_lock_to_uv(tmp_path: Path) -> None:
+    # Read from the venv, a git install would be `name==version`: two commits of one
+    # version would share a cell. Its PEP 610 record sends the lock to `uv pip freeze`.
+    site = tmp_path / "lib" / "python3.11" / "site-packages"
+    (site / "Typing_Extensions-4.12.2.dist-info").mkdir(parents=True)
+    (site / "six-1.16.0.dist-info").mkdir()
+    assert _installed_lock(tmp_path) == "six==1.16.0\ntyping-extensions==4.12.2\n"
+    (site / "tinylib-0.1.0.dist-info").mkdir()
+    (site / "tinylib-0.1.0.dist-info" / "direct_url.json").write_text("{}")
+    assert _installed_lock(tmp_path) is None

@@ -22,7 +22,6 @@ that is no warning's).
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import re
@@ -32,21 +31,27 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from repromatrix import procs, redact
 from repromatrix.bisect.reason import one_line, probe_reason
 from repromatrix.bisect.search import Observation, ProbeOutcome
 from repromatrix.environment import Environment, EnvRequest, EnvStore, IndexSettings, InstallError
-from repromatrix.environment.as_of import TimeTravel, dated_release, is_date
+from repromatrix.environment.store import CELL_TOOLING
 from repromatrix.errors import UserError
 from repromatrix.execution.runner import CaseRecord, CaseRunner, run_script
 from repromatrix.matrix import DEFAULT_PACKAGES, CaseIndex
 from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
+from repromatrix.names import canonicalize_name
 from repromatrix.outcomes import COLLECTION_ID
 from repromatrix.redact import machine_places, portable_path, redact_text, shorten_paths
+
+# The upload-date client (as_of.py) loads where a cutoff is given: a plain check
+# in a reused cell does not pay for it.
+if TYPE_CHECKING:
+    from repromatrix.environment.as_of import TimeTravel
 
 EXIT_CODES = {ProbeOutcome.GOOD: 0, ProbeOutcome.BAD: 1, ProbeOutcome.SKIP: 125}
 SCRIPT_SKIP = 125
@@ -172,6 +177,8 @@ class Probe:
         if probe.case is None or "::" not in probe.case:
             return probe
         path = probe.case.split("::", 1)[0]
+        import ast  # only a case probe is read statically
+
         try:
             ast.parse((probe.cases_root / path).read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError) as err:
@@ -202,6 +209,8 @@ def searched_probe(
         raise UserError(
             f"--pin: {package} is the package being {searched}; it cannot be pinned too"
         )
+    from repromatrix.environment.as_of import dated_release, is_date
+
     if as_of is not None and canonicalize_name(as_of) != package and not is_date(as_of):
         dated_release(as_of, pins)  # a package held fixed: it needs an exact pin
     return probe.defined()
@@ -267,6 +276,9 @@ def check(
         stack=options.stack if options.as_of else (),
         overrides=options.cell.overrides,
         env=options.cell.env,
+        # A script runs with the cell's Python alone: its cell holds the pins and what
+        # they need, as raw uv would build it. A case needs the runner's pytest.
+        tooling=() if options.probe.script is not None else CELL_TOOLING,
     )
     try:
         env = EnvStore(options.env_dir).build(
@@ -277,8 +289,8 @@ def check(
             redact_text("\n".join([*install_lines, err.log]))
         )
         failed: dict = {"install_error": f"{err.stage}: {err.message}"}
-        travel = err.time_travel
-        if isinstance(travel, TimeTravel) and (capped := travel.capped_in(err.message)):
+        travel: TimeTravel | None = err.time_travel
+        if travel is not None and (capped := travel.capped_in(err.message)):
             # The date cap refused what a pin needs: bisect.md / sweep.md say so.
             failed["as_of_cap"] = {"as_of": travel.as_of, "date": travel.cutoff, "packages": capped}
         return Observation(
@@ -438,8 +450,11 @@ def run_check(options: CheckOptions, *, say: Log = print, tell: Log = print) -> 
     """``repromatrix check``: one verdict as git bisect run's exit code; what the run
     printed goes to ``say``, the verdict line to ``tell``."""
     probe = options.probe.defined(say)
-    if options.as_of is not None and not is_date(options.as_of):
-        dated_release(options.as_of, options.pins)  # bad input: before anything is built
+    if options.as_of is not None:
+        from repromatrix.environment.as_of import dated_release, is_date
+
+        if not is_date(options.as_of):
+            dated_release(options.as_of, options.pins)  # bad input: before anything is built
     options = replace(options, probe=probe)
     with tempfile.TemporaryDirectory(prefix="repromatrix-check-") as folder:
         observation = check(options, workdir=Path(folder), log=say)

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from packaging.utils import canonicalize_name
+from repromatrix.names import canonicalize_name
 
 
 class Outcome(str, enum.Enum):

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from rich.console import Console
 
@@ -61,6 +60,7 @@ from repromatrix.errors import UserError
 from repromatrix.execution import host, scheduler
 from repromatrix.matrix import DEFAULT_PACKAGES
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
+from repromatrix.names import canonicalize_name
 from repromatrix.results import ResultsDir, utc_now
 
 # Packages shown in bisect.md's environment line (all of them are in bisect.json):

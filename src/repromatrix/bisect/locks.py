@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 
 from repromatrix import redact
 from repromatrix.errors import UserError
 from repromatrix.matrix.pins import Pin, PinKind
+from repromatrix.names import canonicalize_name
 
 # A lock's options that say where its packages come from -> LockIndex's field.
 _INDEX_OPTIONS = {

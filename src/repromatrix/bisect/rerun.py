@@ -8,9 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from packaging.utils import canonicalize_name
-
 from repromatrix.matrix.sessions import command_line
+from repromatrix.names import canonicalize_name
 
 
 def rerun_command(command: str, args: list[str]) -> str:

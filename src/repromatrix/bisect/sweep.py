@@ -29,7 +29,6 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from rich.console import Console
 
@@ -58,6 +57,7 @@ from repromatrix.execution import host
 from repromatrix.gh import GitHub
 from repromatrix.matrix import DEFAULT_PACKAGES
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
+from repromatrix.names import canonicalize_name
 from repromatrix.redact import URL_CREDENTIALS, portable_path
 from repromatrix.results import ResultsDir, utc_now
 

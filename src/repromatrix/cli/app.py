@@ -71,12 +71,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(self.bad_input_exit, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. Given ``command`` (the first word of a command
+    line), only the group of commands that defines it is built: each start (a
+    bisect's `check` step) skips some 150 options it will not read. ``--help``,
+    ``--version`` and a misspelt command get every command."""
     parser = _Parser(prog="repromatrix", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"repromatrix {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     parser.commands = commands
+    for names, add_commands in _GROUPS:
+        if command not in COMMANDS or command in names:
+            add_commands(commands)
+    return parser
 
+
+def _add_commands(commands: argparse._SubParsersAction) -> None:
+    """list, run and report: the matrix run itself."""
     listing = commands.add_parser("list", help="list combinations, or (--cases) case ids")
     _matrix_option(listing)
     listing.add_argument("--tier", help="only this tier")
@@ -171,13 +182,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="post summary.md as a comment on GitHub issue N with gh "
         "(prints the gh command when gh is missing or not logged in)",
     )
-    bisect_commands.add_commands(commands)  # bisect, check
-    culprit_commands.add_commands(commands)  # culprit
-    nightly_commands.add_commands(commands)  # ci-matrix, merge, triage
-    sweep_commands.add_commands(commands)  # sweep
-    init_commands.add_commands(commands)  # init
-    issue_commands.add_commands(commands)  # issue parse|ack|run|post
-    return parser
+
+
+# Each group of commands: the names it defines, and how it adds their parsers.
+_GROUPS = (
+    (("list", "run", "report"), _add_commands),
+    *(
+        (group.COMMANDS, group.add_commands)
+        for group in (
+            bisect_commands,
+            culprit_commands,
+            nightly_commands,
+            sweep_commands,
+            init_commands,
+            issue_commands,
+        )
+    ),
+)
+COMMANDS = frozenset(name for names, _add in _GROUPS for name in names)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -189,7 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words[0] if words else None)
     try:
         args, unknown = parser.parse_known_args(argv)
     except SystemExit as done:  # --help, --version, or argparse's own one-line error

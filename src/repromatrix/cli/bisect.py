@@ -124,6 +124,10 @@ def _probe_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# What add_commands adds (cli/app.py builds only the group a command line names).
+COMMANDS = ("bisect", "check")
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:
     bisect = commands.add_parser(
         "bisect",
@@ -296,12 +300,11 @@ def run_command(args: argparse.Namespace) -> int | None:
 
 
 def _bisect(args: argparse.Namespace) -> int:
-    from packaging.utils import canonicalize_name
-
     from repromatrix import procs
     from repromatrix.bisect.flow import BisectOptions, run_bisect
     from repromatrix.bisect.search import Find
     from repromatrix.environment.as_of import parse_as_of
+    from repromatrix.names import canonicalize_name
 
     cell = cell_options(args, searched=canonicalize_name(args.package))
     options = BisectOptions(
@@ -337,10 +340,14 @@ def _check(args: argparse.Namespace) -> int:
     if not args.pin and not args.cell:
         raise UserError("check: give the environment with --pin PKG==VER (repeatable) or --cell")
     from repromatrix.bisect.check import CheckOptions, run_check
-    from repromatrix.environment.as_of import parse_as_of
     from repromatrix.environment.indexes import IndexSettings
 
     cell = cell_options(args, index=_index(args))
+    as_of = None
+    if args.as_of is not None:  # the time-travel module loads only when asked for
+        from repromatrix.environment.as_of import parse_as_of
+
+        as_of = parse_as_of(args.as_of)
     options = CheckOptions(
         pins=cell.pins,
         probe=_probe(args),
@@ -349,7 +356,8 @@ def _check(args: argparse.Namespace) -> int:
         cell=cell.settings,
         env_dir=args.env_dir,
         install_timeout=args.install_timeout,
-        as_of=parse_as_of(args.as_of),
-        stack=project_packages(),
+        as_of=as_of,
+        # Read (matrix.yaml: the YAML reader and the models) only when it travels.
+        stack=project_packages() if as_of else (),
     )
     return run_check(options, say=lambda line: print(line, file=sys.stderr))

@@ -17,6 +17,9 @@ from pathlib import Path
 from repromatrix.cli.bisect import _probe_options
 from repromatrix.errors import UserError
 
+# What add_commands adds (cli/app.py builds only the group a command line names).
+COMMANDS = ("culprit",)
+
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
     culprit = commands.add_parser(

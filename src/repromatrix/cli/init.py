@@ -36,6 +36,10 @@ FILES = {
 }
 
 
+# What add_commands adds (cli/app.py builds only the group a command line names).
+COMMANDS = ("init",)
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:
     init = commands.add_parser(
         "init",

@@ -28,6 +28,10 @@ CONFIG_FILE = Path(".github/repromatrix.yml")  # issue.config's, spelt here for 
 MAX_EVENT_BYTES = 25_000_000  # GitHub's webhook payloads are capped at 25 MB
 
 
+# What add_commands adds (cli/app.py builds only the group a command line names).
+COMMANDS = ("issue",)
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:
     issue = commands.add_parser(
         "issue",

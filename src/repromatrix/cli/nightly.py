@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 # results models, no triage.
 
 
+# What add_commands adds (cli/app.py builds only the group a command line names).
+COMMANDS = ("ci-matrix", "merge", "triage", "hunt-inputs", "baseline")
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:
     matrix = commands.add_parser("ci-matrix", help="a tier as GitHub Actions job matrices")
     matrix.add_argument("--matrix", type=Path)  # default: found upward (app.main)

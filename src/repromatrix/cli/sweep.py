@@ -21,6 +21,10 @@ from repromatrix.cli.bisect import _probe_options  # the probe options bisect an
 RELEASES = ("all", "latest-patch", "first-and-last-patch")
 
 
+# What add_commands adds (cli/app.py builds only the group a command line names).
+COMMANDS = ("sweep",)
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:
     sweep = commands.add_parser(
         "sweep",
@@ -77,13 +81,12 @@ def run_command(args: argparse.Namespace) -> int | None:
     """Run ``sweep``; None for any other command."""
     if args.command != "sweep":
         return None
-    from packaging.utils import canonicalize_name
-
     from repromatrix import procs
     from repromatrix.bisect.check import Probe
     from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
     from repromatrix.cli.bisect import cell_options, project_packages
     from repromatrix.environment.as_of import parse_as_of
+    from repromatrix.names import canonicalize_name
 
     cell = cell_options(args, searched=canonicalize_name(args.package))
     options = SweepOptions(

@@ -28,7 +28,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
 
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from repromatrix import procs
@@ -42,6 +41,7 @@ from repromatrix.environment.simple_index import (
 )
 from repromatrix.errors import UserError
 from repromatrix.matrix.pins import Pin, PinKind
+from repromatrix.names import canonicalize_name
 
 NONE = "none"  # --as-of none: today's stack
 CLOSURE_TIMEOUT = 300.0  # seconds for the compile that finds what newer exact pins need

@@ -9,11 +9,10 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
-
 from repromatrix import procs
 from repromatrix.environment.uv import InstallError, Interpreter
 from repromatrix.matrix import Pin, PinKind
+from repromatrix.names import canonicalize_name
 from repromatrix.redact import redact_text
 
 # Runs inside the base interpreter (stdlib only: it may have nothing else).

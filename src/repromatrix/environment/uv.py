@@ -47,7 +47,7 @@ def uv_binary() -> str:
         return found
 
 
-def find_interpreter(spec: str | None, uv: str) -> Interpreter:
+def find_interpreter(spec: str | None, uv: str | None = None) -> Interpreter:
     """The base interpreter of a cell: a version ('3.11') or a path, found by uv;
     by default the interpreter this harness runs on (outside any venv), which is
     also where ``system`` packages are looked up."""
@@ -64,7 +64,7 @@ def find_interpreter(spec: str | None, uv: str) -> Interpreter:
                 implementation=platform.python_implementation(),
             )
     else:
-        done = procs.run([uv, "python", "find", "--no-project", spec], timeout=120)
+        done = procs.run([uv or uv_binary(), "python", "find", "--no-project", spec], timeout=120)
         if done.returncode != 0 or not done.stdout.strip():
             detail = uv_message(done.stderr) if done.stderr.strip() else "not found"
             raise InstallError("python", f"no Python interpreter matches {spec!r}: {detail}")

@@ -17,12 +17,12 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from repromatrix.bisect.check import parse_pin_option, unique_pins
 from repromatrix.errors import UserError
 from repromatrix.matrix.pins import pin_text
+from repromatrix.names import canonicalize_name
 
 PREFIX = "/repromatrix"
 KINDS = ("sweep", "bisect", "check")

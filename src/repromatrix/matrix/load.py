@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from packaging.utils import canonicalize_name
 from pydantic import BaseModel, ValidationError
 
 from repromatrix import redact
@@ -38,6 +37,7 @@ from repromatrix.matrix.model import (
     Settings,
 )
 from repromatrix.matrix.pins import Pin, PinKind, parse_pin
+from repromatrix.names import canonicalize_name
 
 # --------------------------------------------------------------------------- loading
 

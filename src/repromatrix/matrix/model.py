@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from repromatrix.errors import UserError
 from repromatrix.matrix.pins import Pin, number_hint
+from repromatrix.names import canonicalize_name
 
 SCHEMA_VERSION = 1
 

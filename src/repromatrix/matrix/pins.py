@@ -17,9 +17,9 @@ import enum
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from repromatrix.names import canonicalize_name
 from repromatrix.redact import redact_text
 
 VCS_PREFIXES = ("git+", "hg+", "svn+", "bzr+")

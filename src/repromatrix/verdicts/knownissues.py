@@ -26,13 +26,13 @@ from typing import Any
 
 import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from repromatrix.errors import UserError, key_path
 from repromatrix.matrix import CaseIndex
 from repromatrix.matrix.defaults import KNOWN_ISSUES_FILE
+from repromatrix.names import canonicalize_name
 from repromatrix.results import CombinationResult
 
 FILE_NAME = KNOWN_ISSUES_FILE
