@@ -26,8 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from repromatrix.environment import EnvRequest, EnvStore  # noqa: E402
 from repromatrix.environment.indexes import IndexSettings  # noqa: E402
-from repromatrix.environment.store import CELL_TOOLING, EnvRequest, EnvStore  # noqa: E402
+from repromatrix.environment.request import CELL_TOOLING  # noqa: E402
 from repromatrix.matrix.pins import parse_pin  # noqa: E402
 
 PINS = {"torch": "2.13.0", "transformers": "4.56.2", "peft": "0.17.1"}

@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from repromatrix.environment import EnvRequest, EnvStore  # noqa: E402
 from repromatrix.environment.indexes import IndexSettings  # noqa: E402
-from repromatrix.environment.store import EnvRequest, EnvStore  # noqa: E402
 from repromatrix.matrix import load_matrix  # noqa: E402
 
 IMPORT = (

@@ -159,7 +159,7 @@ def test_bad_git_input_exits_2(repo, tmp_path: Path, capsys: pytest.CaptureFixtu
 
 @pytest.mark.e2e
 def test_a_release_bisect_goes_on_into_commits(repo, tmp_path: Path) -> None:
-    from repromatrix.environment.store import CELL_TOOLING
+    from repromatrix.environment.request import CELL_TOOLING
     from repromatrix.environment.uv import uv_binary
 
     root, shas = repo

@@ -23,7 +23,8 @@ from repromatrix.bisect.check import (
 )
 from repromatrix.bisect.search import ProbeOutcome
 from repromatrix.environment.indexes import IndexSettings
-from repromatrix.environment.store import Environment, InstallError, Interpreter
+from repromatrix.environment.request import Environment
+from repromatrix.environment.uv import InstallError, Interpreter
 from repromatrix.errors import UserError
 from repromatrix.matrix.pins import PinKind, pin_text
 

@@ -126,7 +126,8 @@ def test_parse_as_of_refuses_in_one_line(text: str) -> None:
 
 
 def test_the_exclusions_reach_uv_and_the_identity(tmp_path: Path, monkeypatch) -> None:
-    from repromatrix.environment import store
+    from repromatrix.environment import identity, store
+    from repromatrix.environment.uv import Interpreter
 
     seen: list[list[str]] = []
 
@@ -141,7 +142,7 @@ def test_the_exclusions_reach_uv_and_the_identity(tmp_path: Path, monkeypatch) -
     monkeypatch.setattr(store.procs, "run", fake_run)
     request = EnvRequest(pins=tuple(pins(peft="latest")), as_of="2024-11-18", stack=STACK)
     env_store = store.EnvStore(tmp_path)
-    interp = store.Interpreter("python3", "3.11.7", "CPython")
+    interp = Interpreter("python3", "3.11.7", "CPython")
     travel = time_travel(request.as_of, request.pins, request.stack, request.index)
     lock = env_store._resolve(
         request, interp, {}, "uv", tmp_path / "_stubs", 1e18, lambda _: None, travel.exclusions()
@@ -151,8 +152,8 @@ def test_the_exclusions_reach_uv_and_the_identity(tmp_path: Path, monkeypatch) -
     assert "--exclude-newer" not in args  # a global cutoff would break torch 2.13.0
     given = [args[i + 1] for i, a in enumerate(args) if a == "--exclude-newer-package"]
     assert "peft=2024-11-18" in given and "accelerate=2024-11-18" in given
-    plain = store._identity(request, interp, {}, lock)
-    dated = store._identity(request, interp, {}, lock, travel.exclusions())
+    plain = identity.cell_identity(request, interp, {}, lock)
+    dated = identity.cell_identity(request, interp, {}, lock, travel.exclusions())
     assert plain != dated
 
 

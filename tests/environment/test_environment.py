@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from repromatrix.environment.store import EnvRequest, EnvStore, InstallError, uv_binary
+from repromatrix.environment.request import EnvRequest
+from repromatrix.environment.store import EnvStore
+from repromatrix.environment.uv import InstallError, uv_binary
 from repromatrix.matrix.pins import parse_pin
 
 pytestmark = pytest.mark.e2e

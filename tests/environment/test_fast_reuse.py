@@ -9,13 +9,10 @@ from pathlib import Path
 import pytest
 
 from repromatrix.environment import store
-from repromatrix.environment.store import (
-    EnvRequest,
-    EnvStore,
-    _exact,
-    _installed_lock,
-    _lock_versions,
-)
+from repromatrix.environment.identity import is_exact
+from repromatrix.environment.lock import lock_of_venv, lock_versions
+from repromatrix.environment.request import EnvRequest
+from repromatrix.environment.store import EnvStore
 from repromatrix.matrix.pins import parse_pin
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -34,13 +31,13 @@ SHA = "0123456789abcdef0123456789abcdef01234567"
 )
 def test_which_requests_are_exact(specs, exact) -> None:
     pins = tuple(parse_pin(k, v) for k, v in specs.items())
-    assert _exact(EnvRequest(pins=pins)) is exact
+    assert is_exact(EnvRequest(pins=pins)) is exact
 
 
-def test_lock_versions() -> None:
+def testlock_versions() -> None:
     lock = "--find-links /w\ntorch==2.13.0+cpu\nTyping_Extensions==4.12.2\n"
-    assert _lock_versions(lock) == {"torch": "2.13.0+cpu", "typing-extensions": "4.12.2"}
-    assert _lock_versions("tinylib @ git+file:///r@abc\n") is None
+    assert lock_versions(lock) == {"torch": "2.13.0+cpu", "typing-extensions": "4.12.2"}
+    assert lock_versions("tinylib @ git+file:///r@abc\n") is None
 
 
 def test_exact_requests_reuse_without_resolving_floating_ones_resolve(
@@ -92,7 +89,7 @@ def test_a_distribution_from_a_url_leaves_the_lock_to_uv(tmp_path: Path) -> None
     site = tmp_path / "lib" / "python3.11" / "site-packages"
     (site / "Typing_Extensions-4.12.2.dist-info").mkdir(parents=True)
     (site / "six-1.16.0.dist-info").mkdir()
-    assert _installed_lock(tmp_path) == "six==1.16.0\ntyping-extensions==4.12.2\n"
+    assert lock_of_venv(tmp_path) == "six==1.16.0\ntyping-extensions==4.12.2\n"
     (site / "tinylib-0.1.0.dist-info").mkdir()
     (site / "tinylib-0.1.0.dist-info" / "direct_url.json").write_text("{}")
-    assert _installed_lock(tmp_path) is None
+    assert lock_of_venv(tmp_path) is None

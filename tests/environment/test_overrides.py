@@ -7,8 +7,11 @@ from pathlib import Path
 import pytest
 
 from repromatrix.environment import store as environment
+from repromatrix.environment.identity import identity_document
 from repromatrix.environment.indexes import IndexSettings
-from repromatrix.environment.store import EnvRequest, EnvStore, Interpreter, _identity_document
+from repromatrix.environment.request import EnvRequest
+from repromatrix.environment.store import EnvStore
+from repromatrix.environment.uv import Interpreter
 from repromatrix.errors import UserError
 from repromatrix.matrix import load_matrix
 from repromatrix.procs import Completed
@@ -59,7 +62,7 @@ def test_overrides_are_passed_to_uv_compile_and_change_the_identity(tmp_path, mo
     override_file = Path(args[args.index("--override") + 1])
     assert override_file.read_text() == "certifi>=2026.1\n"
 
-    plain = _identity_document(EnvRequest(pins=()), interpreter, {}, lock)
-    relaxed = _identity_document(request, interpreter, {}, lock)
+    plain = identity_document(EnvRequest(pins=()), interpreter, {}, lock)
+    relaxed = identity_document(request, interpreter, {}, lock)
     assert "overrides" not in plain  # identities of existing environments do not move
     assert relaxed["overrides"] == ["certifi>=2026.1"]

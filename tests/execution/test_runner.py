@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from repromatrix.environment.store import EnvRequest, EnvStore
+from repromatrix.environment import EnvRequest, EnvStore
 from repromatrix.execution.runner import COLLECTION_ID, CaseRunner
 from repromatrix.matrix.pins import parse_pin
 

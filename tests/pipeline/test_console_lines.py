@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from repromatrix import pipeline
-from repromatrix.environment.store import Environment, EnvStore, Interpreter
+from repromatrix.environment.request import Environment
+from repromatrix.environment.store import EnvStore
+from repromatrix.environment.uv import Interpreter
 from repromatrix.execution.runner import CaseRecord, CaseRun
 from repromatrix.reports.environment import HostProbe
 

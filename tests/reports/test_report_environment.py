@@ -12,7 +12,8 @@ import pytest
 from support.reportdata import CASE_A, case, combination, versions
 
 from repromatrix import pipeline as workflow
-from repromatrix.environment.store import Environment, Interpreter
+from repromatrix.environment.request import Environment
+from repromatrix.environment.uv import Interpreter
 from repromatrix.errors import UserError
 from repromatrix.reports.environment import HostProbe, attach, headline, parse
 from repromatrix.results import Results, write_json_atomic

@@ -39,7 +39,7 @@ from repromatrix import procs, redact
 from repromatrix.bisect.reason import one_line, probe_reason
 from repromatrix.bisect.search import Observation, ProbeOutcome
 from repromatrix.environment import Environment, EnvRequest, EnvStore, IndexSettings, InstallError
-from repromatrix.environment.store import CELL_TOOLING
+from repromatrix.environment.request import CELL_TOOLING
 from repromatrix.errors import UserError
 from repromatrix.execution.runner import CaseRecord, CaseRunner, run_script
 from repromatrix.matrix import DEFAULT_PACKAGES, CaseIndex

@@ -1,6 +1,9 @@
 """Stage 2: a pin set -> a uv environment (a cell), reused while its lock is the same.
 
 store.py     EnvStore.build(EnvRequest): resolve -> identity -> reuse or build
+request.py   EnvRequest (what is asked) and Environment (a built cell)
+identity.py  what names a cell: the fast-reuse key and the identity, sha256 of JSON
+lock.py      a cell's lock, read from a new venv and back as versions
 uv.py        uv and the base interpreter; InstallError, uv's errors on one line
 system.py    ``system`` pins: packages linked in from the base interpreter
 indexes.py   the user's PIP_* / UV_* index settings, as uv flags
@@ -17,13 +20,14 @@ from repromatrix.lazy import lazy_names
 
 if TYPE_CHECKING:
     from repromatrix.environment.indexes import IndexSettings
-    from repromatrix.environment.store import Environment, EnvRequest, EnvStore
+    from repromatrix.environment.request import Environment, EnvRequest
+    from repromatrix.environment.store import EnvStore
     from repromatrix.environment.uv import InstallError
 
 _WHERE = {
     "IndexSettings": "indexes",
-    "Environment": "store",
-    "EnvRequest": "store",
+    "Environment": "request",
+    "EnvRequest": "request",
     "EnvStore": "store",
     "InstallError": "uv",
 }

@@ -32,18 +32,24 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repromatrix import procs
-from repromatrix.environment.indexes import IndexSettings
+from repromatrix.environment.identity import (
+    cell_identity,
+    identity_document,
+    installable_first,
+    is_exact,
+    request_document,
+)
+from repromatrix.environment.lock import lock_of_venv, lock_versions, packages_of_lock
+from repromatrix.environment.request import Environment, EnvRequest
 from repromatrix.environment.system import inspect_system, write_stub_wheel
 from repromatrix.environment.uv import (
     InstallError,
@@ -52,80 +58,15 @@ from repromatrix.environment.uv import (
     uv_binary,
     uv_message,
 )
-from repromatrix.matrix.pins import Pin, PinKind
-from repromatrix.names import canonicalize_name
+from repromatrix.matrix.pins import PinKind
 from repromatrix.redact import redact, redact_text
 
-if TYPE_CHECKING:  # the matrix's models (pydantic) only where a combination is built
+if TYPE_CHECKING:
     from repromatrix.environment.as_of import TimeTravel
-    from repromatrix.matrix.model import Combination
 
-# What every cell gets besides its pins: the runner drives pytest inside it.
-CELL_TOOLING = ("pytest>=8", "pytest-xdist>=3.5")
-# Bump when the layout of a stored environment changes: old ones are then rebuilt.
-STORE_FORMAT = 1
 LOCK_POLL_SECONDS = 0.2
 
 Log = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class EnvRequest:
-    pins: tuple[Pin, ...]
-    python: str | None = None
-    index: IndexSettings = field(default_factory=IndexSettings)
-    exclude_newer: str | None = None
-    overrides: tuple[str, ...] = ()  # uv --override: replace what any package requires
-    env: tuple[tuple[str, str], ...] = ()
-    tooling: tuple[str, ...] = CELL_TOOLING
-    # Time travel (as_of.py): a date or a pinned package; the stack it applies to.
-    as_of: str | None = None
-    stack: tuple[str, ...] = ()
-
-    @classmethod
-    def for_combination(cls, combo: Combination, user_index: IndexSettings) -> EnvRequest:
-        return cls(
-            pins=combo.pins,
-            python=combo.python,
-            index=user_index.overlaid(
-                index_url=combo.index_url,
-                extra_index_urls=combo.extra_index_urls,
-                find_links=combo.find_links,
-            ),
-            exclude_newer=combo.exclude_newer,
-            overrides=combo.overrides,
-            env=combo.env,
-            as_of=combo.as_of,
-            stack=combo.stack,
-        )
-
-
-@dataclass
-class Environment:
-    root: Path
-    identity: str
-    python: Path
-    resolved: dict[str, str]  # every distribution the cell sees -> version
-    system: dict[str, str]  # those linked from the base interpreter
-    reused: bool
-    seconds: float
-    interpreter: Interpreter
-    time_travel: TimeTravel | None = None
-
-    def subprocess_env(self, extra: Mapping[str, str] = ()) -> dict[str, str]:
-        """The cell's process environment: the user's, minus anything that would
-        leak the harness's own packages into the cell."""
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV")
-            and not k.startswith("NOX_")
-        }
-        venv = self.python.parent.parent
-        env["VIRTUAL_ENV"] = str(venv)
-        env["PATH"] = f"{self.python.parent}{os.pathsep}{env.get('PATH', '')}"
-        env.update(dict(extra))
-        return env
 
 
 def default_store_root() -> Path:
@@ -193,7 +134,7 @@ class EnvStore:
         exclusions = travel.exclusions() if travel else ()
         staged = None
         try:
-            if _installable_first(request):
+            if installable_first(request):
                 # New exact request: install as raw uv would (one resolve, in `uv pip
                 # install`) into a relocatable venv, then name it by what it holds.
                 staged, lock = self._install_first(
@@ -206,7 +147,7 @@ class EnvStore:
         except InstallError as err:
             err.time_travel = travel  # which date cap a refusal names (TimeTravel.capped_in)
             raise
-        identity = _identity(request, interpreter, system, lock, exclusions)
+        identity = cell_identity(request, interpreter, system, lock, exclusions)
         home = self.root / identity[:16]
         with _locked(self.root / f"{identity[:16]}.lock"):
             if (home / "complete").exists() and (home / "venv").exists():
@@ -224,7 +165,7 @@ class EnvStore:
             (home / "lock.txt").write_text(lock)
             (home / "request.json").write_text(
                 json.dumps(
-                    redact(_identity_document(request, interpreter, system, lock, exclusions)),
+                    redact(identity_document(request, interpreter, system, lock, exclusions)),
                     indent=2,
                     sort_keys=True,
                 )
@@ -232,7 +173,7 @@ class EnvStore:
             if staged is not None:
                 (staged / "venv").rename(home / "venv")
                 shutil.rmtree(staged, ignore_errors=True)
-                packages = _installed(lock) or self._install(
+                packages = packages_of_lock(lock) or self._install(
                     request, interpreter, system, uv, home, deadline, say, synced=True
                 )
             else:
@@ -290,7 +231,7 @@ class EnvStore:
                     raise InstallError("timeout", "install timed out", redact_text(done.stderr))
                 stage = "resolve" if "No solution found" in done.stderr else "install"
                 raise InstallError(stage, uv_message(done.stderr), redact_text(done.stderr))
-        lock = _installed_lock(venv)
+        lock = lock_of_venv(venv)
         if lock is None:  # a distribution from a URL: its lock line is uv's to write
             done = procs.run([uv, "pip", "freeze", "--python", python], timeout=120)
             if done.returncode != 0:
@@ -304,7 +245,7 @@ class EnvStore:
 
     def _request_file(self, request: EnvRequest, interpreter: Interpreter, system: dict) -> Path:
         key = hashlib.sha256(
-            json.dumps(_request_document(request, interpreter, system), sort_keys=True).encode()
+            json.dumps(request_document(request, interpreter, system), sort_keys=True).encode()
         ).hexdigest()
         return self.root / "_requests" / f"{key[:24]}.json"
 
@@ -312,7 +253,7 @@ class EnvStore:
         self, request: EnvRequest, interpreter: Interpreter, system: dict
     ) -> Environment | None:
         """The environment an all-exact request was built as before, if it is complete."""
-        if not _exact(request):
+        if not is_exact(request):
             return None
         path = self._request_file(request, interpreter, system)
         try:
@@ -340,7 +281,7 @@ class EnvStore:
         identity: str,
         travel: TimeTravel | None,
     ) -> None:
-        if not _exact(request):
+        if not is_exact(request):
             return
         path = self._request_file(request, interpreter, system)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -446,7 +387,7 @@ class EnvStore:
         overlay = home / "system-site"
         overlay.mkdir()
         if not system:
-            listed = _lock_versions((home / "lock.txt").read_text())
+            listed = lock_versions((home / "lock.txt").read_text())
             if listed is not None:
                 # No system overlay and every line an exact pin: what sync installed is
                 # the lock, so no child process is needed to list it.
@@ -495,113 +436,6 @@ class EnvStore:
             interpreter=interpreter,
             time_travel=travel,
         )
-
-
-def _identity_document(
-    request: EnvRequest,
-    interpreter: Interpreter,
-    system: dict,
-    lock: str,
-    exclusions: tuple[tuple[str, str], ...] = (),
-) -> dict:
-    return {
-        "format": STORE_FORMAT,
-        "python": [interpreter.executable, interpreter.version, interpreter.implementation],
-        "lock": lock,
-        "system": {k: [v["version"], v["site"]] for k, v in sorted(system.items())},
-        "absent": sorted(p.package for p in request.pins if p.kind is PinKind.ABSENT),
-        "index": request.index.identity(),
-        "exclude_newer": request.exclude_newer,
-        "env": sorted(request.env),
-        # Only when set, so that the identity of every other environment stays as it was.
-        **({"overrides": sorted(request.overrides)} if request.overrides else {}),
-        **({"exclude_newer_packages": sorted(exclusions)} if exclusions else {}),
-    }
-
-
-def _identity(
-    request: EnvRequest,
-    interpreter: Interpreter,
-    system: dict,
-    lock: str,
-    exclusions: tuple[tuple[str, str], ...] = (),
-) -> str:
-    document = _identity_document(request, interpreter, system, lock, exclusions)
-    return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
-
-
-def _exact(request: EnvRequest) -> bool:
-    """Whether the request resolves the same way every time: exact pins (a git URL
-    at a full sha counts), no floating tooling beyond the cell's own."""
-    for pin in request.pins:
-        if pin.kind is PinKind.DIRECT:
-            if not re.search(r"@[0-9a-f]{40}$", pin.spec):
-                return False
-        elif pin.kind not in (PinKind.EXACT, PinKind.SYSTEM, PinKind.ABSENT):
-            return False
-    return True
-
-
-def _installable_first(request: EnvRequest) -> bool:
-    """A request that `uv pip install` can build directly: exact pins only, nothing
-    linked from the base interpreter or kept out (those need the resolver's
-    --no-emit-package and stubs)."""
-    return _exact(request) and all(
-        p.kind not in (PinKind.SYSTEM, PinKind.ABSENT) for p in request.pins
-    )
-
-
-def _installed_lock(venv: Path) -> str | None:
-    """What ``uv pip freeze`` prints for a venv of index releases, sorted, read from
-    its ``*.dist-info`` folders (``{name}-{version}.dist-info``) without starting uv
-    again: a new cell's last step of 20-40 ms. None when a distribution came from a
-    URL (PEP 610 ``direct_url.json``): its line (``name @ url``) names the commit,
-    and the cell's identity must too."""
-    lines = []
-    for info in venv.glob("lib/*/site-packages/*.dist-info"):
-        if (info / "direct_url.json").exists():
-            return None
-        name, _, version = info.name.removesuffix(".dist-info").partition("-")
-        lines.append(f"{canonicalize_name(name)}=={version}\n")
-    return "".join(sorted(lines))
-
-
-def _installed(lock: str) -> dict | None:
-    listed = _lock_versions(lock)
-    return None if listed is None else {name: [v, "env"] for name, v in listed.items()}
-
-
-def _request_document(request: EnvRequest, interpreter: Interpreter, system: dict) -> dict:
-    """What an all-exact request is, before resolving: its fast-reuse key."""
-    return {
-        "format": STORE_FORMAT,
-        "pins": sorted(str(p.requirement() or f"{p.package}:{p.kind.value}") for p in request.pins),
-        "python": [interpreter.executable, interpreter.version, interpreter.implementation],
-        "system": {k: [v["version"], v["site"]] for k, v in sorted(system.items())},
-        "index": request.index.identity(),
-        "exclude_newer": request.exclude_newer,
-        "overrides": sorted(request.overrides),
-        "env": sorted(request.env),
-        "tooling": list(request.tooling),
-        "as_of": [request.as_of, list(request.stack)],
-    }
-
-
-_LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;#]+)\s*$")
-
-
-def _lock_versions(lock: str) -> dict[str, str] | None:
-    """name -> version of a lock of exact pins only (None when a line is not one)."""
-    found: dict[str, str] = {}
-    for line in lock.splitlines():
-        line = line.strip()
-        if not line or line.startswith(("#", "-")):  # comments, --find-links lines
-            continue
-        match = _LOCK_LINE.match(line)
-        if match is None:
-            return None
-        found[re.sub(r"[-_.]+", "-", match.group(1)).lower()] = match.group(2)
-    return found
 
 
 def _write_overrides(folder: Path, overrides: tuple[str, ...]) -> Path:

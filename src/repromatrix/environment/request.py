@@ -1,0 +1,86 @@
+"""What is asked of the environment store, and what it gives back.
+
+EnvRequest: the pins, the base interpreter, the indexes, the cell's variables and
+uv overrides, the runner's tooling, and time travel (as_of.py). Environment: a
+built cell, its interpreter and every distribution it sees, and the process
+environment to run in it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from repromatrix.environment.indexes import IndexSettings
+from repromatrix.environment.uv import Interpreter
+from repromatrix.matrix.pins import Pin
+
+if TYPE_CHECKING:  # the matrix's models (pydantic) only where a combination is built
+    from repromatrix.environment.as_of import TimeTravel
+    from repromatrix.matrix.model import Combination
+
+# What a cell gets besides its pins: the runner drives pytest inside it. A script
+# probe's cell goes without (bisect/check.py): it runs with the cell's Python alone.
+CELL_TOOLING = ("pytest>=8", "pytest-xdist>=3.5")
+
+
+@dataclass(frozen=True)
+class EnvRequest:
+    pins: tuple[Pin, ...]
+    python: str | None = None
+    index: IndexSettings = field(default_factory=IndexSettings)
+    exclude_newer: str | None = None
+    overrides: tuple[str, ...] = ()  # uv --override: replace what any package requires
+    env: tuple[tuple[str, str], ...] = ()
+    tooling: tuple[str, ...] = CELL_TOOLING
+    # Time travel (as_of.py): a date or a pinned package; the stack it applies to.
+    as_of: str | None = None
+    stack: tuple[str, ...] = ()
+
+    @classmethod
+    def for_combination(cls, combo: Combination, user_index: IndexSettings) -> EnvRequest:
+        return cls(
+            pins=combo.pins,
+            python=combo.python,
+            index=user_index.overlaid(
+                index_url=combo.index_url,
+                extra_index_urls=combo.extra_index_urls,
+                find_links=combo.find_links,
+            ),
+            exclude_newer=combo.exclude_newer,
+            overrides=combo.overrides,
+            env=combo.env,
+            as_of=combo.as_of,
+            stack=combo.stack,
+        )
+
+
+@dataclass
+class Environment:
+    root: Path
+    identity: str
+    python: Path
+    resolved: dict[str, str]  # every distribution the cell sees -> version
+    system: dict[str, str]  # those linked from the base interpreter
+    reused: bool
+    seconds: float
+    interpreter: Interpreter
+    time_travel: TimeTravel | None = None
+
+    def subprocess_env(self, extra: Mapping[str, str] = ()) -> dict[str, str]:
+        """The cell's process environment: the user's, minus anything that would
+        leak the harness's own packages into the cell."""
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV")
+            and not k.startswith("NOX_")
+        }
+        venv = self.python.parent.parent
+        env["VIRTUAL_ENV"] = str(venv)
+        env["PATH"] = f"{self.python.parent}{os.pathsep}{env.get('PATH', '')}"
+        env.update(dict(extra))
+        return env
