@@ -14,12 +14,12 @@ REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 
 
-def _install_steps() -> dict[str, str]:
+def _install_steps(step_name: str = "Install repromatrix") -> dict[str, str]:
     found = {}
     for path in WORKFLOWS:
         for name, job in yaml.safe_load(path.read_text())["jobs"].items():
             for step in job.get("steps", []):
-                if step.get("name") == "Install repromatrix":
+                if step.get("name") == step_name:
                     found[f"{path.name}:{name}"] = step["run"]
     return found
 
@@ -40,6 +40,11 @@ def test_every_workflow_installs_with_the_same_commands() -> None:
              for name, run in steps.items()}  # fmt: skip
     assert len(set(plain.values())) == 1, plain
     assert steps["nightly.yml:setup"].endswith('echo "$PWD/.venv/bin" >> "$GITHUB_PATH"\n')
+    # issue-repro.yml's jobs install the wheel its parse job built, the same way.
+    wheel = _install_steps("Install repromatrix from the plan's wheel")
+    assert set(wheel) == {f"issue-repro.yml:{job}" for job in ("parse", "ack", "run", "post")}
+    nightly = steps["nightly.yml:setup"].replace('"$REPROMATRIX_SOURCE"', "plan/tool/*.whl")
+    assert set(wheel.values()) == {nightly}, wheel
 
 
 @pytest.mark.e2e
