@@ -56,7 +56,8 @@ def test_a_date_moves_the_floating_stack_and_nothing_pinned_exactly() -> None:
     assert travel.cutoff == "2024-11-18"
     # peft (latest), trl (a range) and accelerate (in the stack, unpinned) travel;
     # exact pins resolve as today, so torch 2.13.0 keeps what it needs.
-    assert set(travel.packages) == {"peft", "accelerate", "trl"}
+    assert {"peft", "accelerate", "trl"} <= set(travel.packages)
+    assert not {"torch", "transformers"} & set(travel.packages)
     assert ("peft", "2024-11-18") in travel.exclusions()
     assert all(package not in ("torch", "transformers") for package, _ in travel.exclusions())
 
@@ -267,3 +268,12 @@ def test_nothing_is_kept_when_every_exact_pin_is_older_than_the_day() -> None:
     index = IndexSettings.from_environment()
     capped = time_travel("trl", requested, DEFAULT_PACKAGES, index)
     assert keep_what_newer_pins_need(capped, requested, index, uv="no-uv", python="") == capped
+
+
+def test_a_projects_packages_add_to_the_default_stack_and_never_narrow_it() -> None:
+    # A matrix.yaml listing its report columns: inside the project, an old transformers
+    # still gets the tokenizers and huggingface-hub of its day, as outside it.
+    columns = ("torch", "transformers", "peft", "mylib")
+    travel = time_travel("2024-11-18", pins(transformers="4.46.3"), columns, IndexSettings())
+    assert {"tokenizers", "huggingface-hub", "numpy", "mylib", "peft"} <= set(travel.packages)
+    assert "transformers" not in travel.packages

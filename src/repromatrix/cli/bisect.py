@@ -260,9 +260,9 @@ def _combination(text: str) -> Combination:
 
 
 def project_packages() -> tuple[str, ...]:
-    """What ``--as-of`` moves in time: the ``packages:`` of the nearest matrix.yaml
-    (the project's own stack; a broken matrix.yaml is said in one line), else the
-    default stack."""
+    """What ``--as-of`` moves in time beside the default stack (as_of.time_travel adds
+    it): the ``packages:`` of the nearest matrix.yaml (the project's own packages; a
+    broken matrix.yaml is said in one line), else the default stack alone."""
     from repromatrix.matrix import DEFAULT_PACKAGES
     from repromatrix.matrix.load import load_matrix
     from repromatrix.matrix.locate import find_matrix

@@ -4,8 +4,12 @@
 means the upload time of that package's pinned release (``--as-of transformers``
 with ``transformers==4.46.3``: the day 4.46.3 reached the index).
 
-What travels: the packages of the *stack* (the matrix's ``packages:`` list plus the
-ones pinned) that are not pinned exactly, ``latest`` and ranges included. Each gets
+What travels: the packages of the *stack* (the default ML stack, the matrix's
+``packages:`` list and the ones pinned) that are not pinned exactly, ``latest`` and
+ranges included. A project's ``packages:`` adds to the default stack and never
+narrows it: a list of report columns (torch, transformers, peft) would otherwise
+give an old transformers today's tokenizers and huggingface-hub inside that project
+and the stack of its day outside it, two answers to one command. Each gets
 uv's ``--exclude-newer-package PKG=CUTOFF``. Exact pins, and what a pinned release
 newer than the cutoff needs (its dependency closure: transformers 4.56.2 needs a
 huggingface-hub of 2025-07 or later), resolve as today (``keep_what_newer_pins_need``):
@@ -40,6 +44,7 @@ from repromatrix.environment.simple_index import (
     version_of,
 )
 from repromatrix.errors import UserError
+from repromatrix.matrix.defaults import DEFAULT_PACKAGES
 from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.names import canonicalize_name
 
@@ -156,7 +161,7 @@ def time_travel(
     pins = list(pins)
     pinned = {p.package: p for p in pins}
     fixed = {p.package for p in pins if p.kind not in (PinKind.LATEST, PinKind.RANGE)}
-    names = dict.fromkeys(canonicalize_name(s) for s in [*stack, *pinned])
+    names = dict.fromkeys(canonicalize_name(s) for s in [*DEFAULT_PACKAGES, *stack, *pinned])
     travelling = tuple(n for n in names if n not in fixed)
     if is_date(as_of):
         return TimeTravel(as_of, as_of, travelling, "given")
