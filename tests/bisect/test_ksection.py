@@ -16,6 +16,7 @@ from repromatrix.bisect.search import (
     Status,
     ksection,
     most_rounds,
+    rounds_left,
     search,
 )
 
@@ -126,3 +127,43 @@ def test_jobs_one_tests_what_the_sequential_search_tests() -> None:
     oracle = RoundOracle(outcomes, 1)
     ksection(list(range(20)), oracle, Find.FIRST_BAD, 1)
     assert [i for batch in oracle.rounds for i in batch] == calls
+
+
+def answers(outcomes: list[ProbeOutcome]):
+    return lambda i: Observation(outcomes[i])
+
+
+def progress(run, *args) -> list[tuple[int, int]]:
+    """(candidate, steps left at most) as a search's on_step reports them."""
+    seen: list[tuple[int, int]] = []
+    run(*args, on_step=lambda step, left: seen.append((step.candidate, left)))
+    return seen
+
+
+@pytest.mark.parametrize("n", [3, 9, 42, 100])
+def test_progress_of_one_job_is_the_sequential_searchs(n: int) -> None:
+    # What the command line prints after each step ("at most 6 more steps") counts
+    # the stretch the step left, not the one it was picked from: transformers
+    # 4.44.0 .. 4.56.2 (42 candidates) said "at most 6 more" after its third step.
+    walk = list(range(n))
+    for first_bad in range(1, n):
+        outcomes = [G] * first_bad + [B] * (n - first_bad)
+        expected = progress(search, walk, answers(outcomes), Find.FIRST_BAD)
+        got = progress(ksection, walk, RoundOracle(outcomes, 1), Find.FIRST_BAD, 1)
+        assert got == expected, first_bad
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_progress_counts_the_stretch_each_round_left(jobs: int) -> None:
+    n = 60
+    for first_bad in range(1, n):
+        outcomes = [G] * first_bad + [B] * (n - first_bad)
+        oracle = RoundOracle(outcomes, jobs)
+        announced = dict(progress(ksection, list(range(n)), oracle, Find.FIRST_BAD, jobs))
+        tested: set[int] = set()
+        for batch in oracle.rounds:
+            tested.update(batch)
+            lo = max(i for i in tested if outcomes[i] is G)
+            hi = min(i for i in tested if outcomes[i] is B)
+            left = sum(1 for i in range(lo + 1, hi) if i not in tested)
+            assert {announced[i] for i in batch} == {rounds_left(left, jobs)}, batch

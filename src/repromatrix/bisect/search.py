@@ -265,7 +265,13 @@ def ksection(
     roles = {0: start_role, last: end_role}
     rounds = 0
 
-    def test(indices: list[int], left_after: Callable[[], int]) -> None:
+    def test(
+        indices: list[int],
+        left_after: Callable[[], int],
+        narrow: Callable[[list[int]], None] = lambda _: None,
+    ) -> None:
+        """One round; ``narrow`` moves the bounds before the progress is told, so
+        what it announces is what the round left."""
         nonlocal rounds
         rounds += 1
         batch = [(walk[i], roles.get(i, "step")) for i in indices]
@@ -274,6 +280,7 @@ def ksection(
         observations = run_round([walk[i] for i in indices])
         for i, observation in zip(indices, observations, strict=True):
             seen[i] = observation
+        narrow(indices)
         for i in indices:
             steps.append(Step(walk[i], roles.get(i, "step"), seen[i], rounds))
             if on_step is not None:
@@ -301,17 +308,20 @@ def ksection(
     def untested() -> list[int]:
         return [i for i in range(lo + 1, hi) if i not in seen]
 
-    while untested():
-        picks = _cuts(untested(), lo, hi, jobs)
-        test(picks, lambda: rounds_left(len(untested()), jobs))
+    def narrow(picks: list[int]) -> None:
         # Monotone: the first new outcome among the cuts bounds from above, the last
         # old outcome before it from below; skips are set aside.
+        nonlocal lo, hi
         news = [i for i in picks if seen[i].outcome is new and lo < i < hi]
         if news:
             hi = min(news)
         olds = [i for i in picks if seen[i].outcome is old and lo < i < hi]
         if olds:
             lo = max(olds)
+
+    while untested():
+        picks = _cuts(untested(), lo, hi, jobs)
+        test(picks, lambda: rounds_left(len(untested()), jobs), narrow)
 
     result.rounds = rounds
     return _concluded(result, walk, seen, lo, hi, ends)
