@@ -7,7 +7,12 @@ case_ids.py which case ids a cases folder holds, read statically (no cell)
 locate.py  which matrix.yaml a command means (searched upward like .git)
 sessions.py which nox sessions the noxfile beside it defines (read with ast): the
            command a report shows, ``nox -s NAME`` only where NAME exists
-load.py    reading and checking the file, expanding tiers (every mistake one line)
+read.py    the file to plain data: safe YAML, duplicate keys refused, size and depth bounded
+validation.py pydantic's errors as one line (file, key path, what is wrong)
+levels.py  one level (defaults, tier_defaults, an entry) as settings and pins; levels merge
+tiers.py   a tier's entries expanded into Combinations (axes, excludes, id templates)
+load.py    load_matrix / parse_matrix: the steps in order, ids unique, cases: found
+           (every mistake one line)
 
 The names below are loaded when first used (PEP 562): a command that only parses a
 pin does not pay for the models (pydantic) and the YAML reader.

@@ -2,7 +2,8 @@
 
     results.json   the results with verdict fields (results_json.py)
     junit.xml      one testsuite per combination (junit.py)
-    summary.md     for a GitHub issue / the CI step summary, <= 65,536 chars (markdown.py)
+    summary.md     for a GitHub issue / the CI step summary, <= 65,536 chars (markdown.py;
+                   its sections in markdown_problems.py, markdown_details.py, markdown_grid.py)
     index.html     the grid, self-contained (html.py)
 
 ``Reporting.prepare`` reads the known-issue registry and the baseline before a run
