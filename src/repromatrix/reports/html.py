@@ -18,8 +18,6 @@ import json
 from importlib import resources
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
 from repromatrix.outcomes import Verdict
 from repromatrix.redact import redact_text
 from repromatrix.reports import environment
@@ -34,6 +32,7 @@ from repromatrix.reports.view import (
     run_facts,
     short_traceback,
     split_case,
+    version_key,
 )
 from repromatrix.verdicts import case_repro, is_regression
 
@@ -173,13 +172,6 @@ def _regressions(view: View) -> str:
     )
 
 
-def _version_key(text: str) -> tuple:
-    try:
-        return (0, Version(text))
-    except InvalidVersion:
-        return (1, text)
-
-
 def _controls(view: View) -> str:
     selects = []
     verdicts = sorted(
@@ -191,7 +183,7 @@ def _controls(view: View) -> str:
         f"{options}</select></label>"
     )
     for column, package in enumerate(view.packages):
-        values = sorted({view.version(c, package)[0] for c in view.combinations}, key=_version_key)
+        values = sorted({view.version(c, package)[0] for c in view.combinations}, key=version_key)
         if len(values) < 2:
             continue
         options = "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from packaging.version import InvalidVersion, Version
-
 from repromatrix.outcomes import Verdict
 from repromatrix.reports.markdown_text import code, fit, more_note, status_legend
 from repromatrix.reports.view import (
@@ -22,6 +20,7 @@ from repromatrix.reports.view import (
     VERDICT_STYLE,
     View,
     first_line,
+    version_key,
 )
 
 # Up to this many combinations, they are the main table's columns; beyond it, rows.
@@ -178,18 +177,11 @@ def _group_row(
     versions = []
     for package in varying:
         seen = [view.version(view.combinations[i], package) for i in members]
-        values = sorted({text for text, _ in seen}, key=_version_key)
+        values = sorted({text for text, _ in seen}, key=version_key)
         text = f"{values[0]} – {values[-1]}" if len(values) > 2 else ", ".join(values)
         versions.append(text if all(resolved for _, resolved in seen) else f"*{text}*")
     cells = [label, f"{symbol} {verdict or '?'}", *versions, ", ".join(names) or "-"]
     return "| " + " | ".join(cells) + " |\n"
-
-
-def _version_key(text: str) -> tuple:
-    try:
-        return (0, Version(text), "")
-    except InvalidVersion:
-        return (1, Version("0"), text)
 
 
 def _case_labels(cases: list[str]) -> dict[str, str]:

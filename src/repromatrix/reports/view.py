@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.version import InvalidVersion, Version
+
 from repromatrix.outcomes import FAILURES, Verdict
 from repromatrix.results import CaseResult, CombinationResult, Results
 from repromatrix.verdicts import is_regression
@@ -165,6 +167,15 @@ class View:
         if requested in (None, "", "None", "null"):
             return "-", False
         return requested, False
+
+
+def version_key(text: str) -> tuple:
+    """Versions in release order (2.9 before 2.13), then what is not a version (a
+    git ref, ``system``) by its text: the order of every report's version lists."""
+    try:
+        return (0, Version(text), "")
+    except InvalidVersion:
+        return (1, Version("0"), text)
 
 
 def split_case(case_id: str) -> tuple[str, str, str]:
