@@ -38,6 +38,7 @@ from support.commands import (
 )
 
 from repromatrix.bisect import culprit, flow, sweep
+from repromatrix.bisect.options import commit_command
 from repromatrix.cli import app
 from repromatrix.matrix import load_matrix
 from repromatrix.matrix.sessions import read_sessions
@@ -200,7 +201,7 @@ def written_by_the_tool(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[C
     )  # fmt: skip
     lines.append(("bisect.md Reproduce with", flow.reproduce_command(bisect_options, plan)))
     bisect_options.git = "https://github.com/huggingface/transformers"
-    lines.append(("bisect.md (--git)", flow._commit_command(bisect_options, plan.probe)))
+    lines.append(("bisect.md (--git)", commit_command(bisect_options, plan.probe)))
 
     sweep_options = _options_from_cli(monkeypatch, sweep, "run_sweep", [
         "sweep", "--package", "transformers", "--from", "4.50", "--to", "5.2",

@@ -12,7 +12,7 @@ import pytest
 from packaging.version import Version
 
 from repromatrix import cli
-from repromatrix.bisect import flow as bisect_run
+from repromatrix.bisect import probing
 from repromatrix.bisect.check import Probe, parse_pin_option
 from repromatrix.bisect.flow import BisectOptions, run_bisect
 from repromatrix.bisect.report import (
@@ -95,7 +95,7 @@ def test_a_regression_is_found_and_reported(
         for v in RELEASES
     }
     tested: list[str] = []
-    monkeypatch.setattr(bisect_run, "check", fake_check(truth, tested))
+    monkeypatch.setattr(probing, "check", fake_check(truth, tested))
     lines: list[str] = []
     record, code = run_bisect(options(tmp_path, script, "1.0.0", "2.0.0"), say=lines.append)
     assert code == 0
@@ -140,7 +140,7 @@ def test_a_fix_with_skips_next_to_it_is_inconclusive(
     }
     truth["1.3.0"] = truth["1.4.0"] = ProbeOutcome.SKIP
     tested: list[str] = []
-    monkeypatch.setattr(bisect_run, "check", fake_check(truth, tested))
+    monkeypatch.setattr(probing, "check", fake_check(truth, tested))
     record, code = run_bisect(
         options(tmp_path, script, good="2.0.0", bad="1.0.0", find=Find.FIRST_GOOD), say=print
     )
@@ -159,7 +159,7 @@ def test_ends_that_do_not_behave_as_claimed(
 ) -> None:
     truth = dict.fromkeys(RELEASES, ProbeOutcome.BAD)
     tested: list[str] = []
-    monkeypatch.setattr(bisect_run, "check", fake_check(truth, tested))
+    monkeypatch.setattr(probing, "check", fake_check(truth, tested))
     record, code = run_bisect(options(tmp_path, script, "1.1.0", "1.6.0"), say=print)
     assert code == 1
     assert tested == ["1.1.0", "1.6.0"]
@@ -181,7 +181,7 @@ def test_an_interrupted_bisect_keeps_its_steps(
             raise KeyboardInterrupt
         return fake(options, **kw)
 
-    monkeypatch.setattr(bisect_run, "check", check)
+    monkeypatch.setattr(probing, "check", check)
     args = ["bisect", "--package", PACKAGE, "--good", "1.0.0", "--bad", "2.0.0"]
     args += ["--pin", "torch==2.13.0", "--script", str(script), "--out", str(tmp_path / "out")]
     assert cli.main(args) == 130
@@ -195,7 +195,7 @@ def test_pre_releases_on_request(
 ) -> None:
     truth = {v: ProbeOutcome.GOOD for v in [*RELEASES, "2.0.0rc1"]}
     truth["2.0.0"] = ProbeOutcome.BAD
-    monkeypatch.setattr(bisect_run, "check", fake_check(truth, []))
+    monkeypatch.setattr(probing, "check", fake_check(truth, []))
     record, code = run_bisect(options(tmp_path, script, "1.6.0", "2.0.0", pre=True), say=print)
     assert record.candidates == ["1.6.0", "2.0.0rc1", "2.0.0"]
     assert (code, record.first_bad, record.last_good) == (0, "2.0.0", "2.0.0rc1")
@@ -216,7 +216,7 @@ def test_a_wheelhouse_is_the_only_source(
         indexes.append(options.index)
         return fake(options, **kw)
 
-    monkeypatch.setattr(bisect_run, "check", check)
+    monkeypatch.setattr(probing, "check", check)
     record, code = run_bisect(
         options(tmp_path, script, "1.0.0", "1.5.0", wheelhouse=wheels), say=print
     )
@@ -310,7 +310,7 @@ def test_a_date_before_the_package_existed_is_one_warning(
             monkeypatch.delenv(name)
     monkeypatch.setenv("PIP_INDEX_URL", (tmp_path / "json").as_uri())
     truth = {v: ProbeOutcome.GOOD if v < "1.3.0" else ProbeOutcome.BAD for v in RELEASES}
-    monkeypatch.setattr(bisect_run, "check", fake_check(truth, []))
+    monkeypatch.setattr(probing, "check", fake_check(truth, []))
     shown = StringIO()
     run_bisect(
         options(tmp_path, script, "1.0.0", "2.0.0", as_of="1970-01-01"),
@@ -385,7 +385,7 @@ def test_jobs_two_finds_the_same_release_in_fewer_rounds(
         for v in RELEASES
     }
     tested: list[str] = []
-    monkeypatch.setattr(bisect_run, "check", fake_check(truth, tested))
+    monkeypatch.setattr(probing, "check", fake_check(truth, tested))
     one, _ = run_bisect(options(tmp_path / "one", script, "1.0.0", "2.0.0"), say=lambda _: None)
     tested.clear()
     two, code = run_bisect(
@@ -443,7 +443,7 @@ def test_bad_jobs_and_as_of_exit_2_with_one_line(
 )
 def test_parallel_probes_each_get_their_own_gpus(count, listed, expected, monkeypatch) -> None:
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    assert bisect_run.probe_devices(count, listed) == expected
+    assert probing.probe_devices(count, listed) == expected
 
 
 def test_a_probes_gpus_reach_its_script(tmp_path: Path) -> None:
@@ -492,7 +492,7 @@ def test_candidates_the_date_cap_refused_are_named_with_the_way_out(
             )
         return Observation(ProbeOutcome.BAD, "exit 1", 1.0, {"resolved": {PACKAGE: version}})
 
-    monkeypatch.setattr(bisect_run, "check", check)
+    monkeypatch.setattr(probing, "check", check)
     lines: list[str] = []
     record, code = run_bisect(
         options(tmp_path, script, "1.0.0", "2.0.0", as_of=PACKAGE), say=lines.append

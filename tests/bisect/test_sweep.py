@@ -13,10 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from packaging.version import Version
 
-from repromatrix.bisect.sweep import (
+from repromatrix.bisect.sweep_ranges import (
     Releases,
     collapse,
-    cpu_torch,
     is_monotone,
     select,
     transitions,
@@ -28,6 +27,7 @@ from repromatrix.bisect.sweep_report import (
     reproducer,
     summary_line,
 )
+from repromatrix.bisect.sweep_reproducer import cpu_torch
 
 VERSIONS = [
     Version(v)
@@ -233,21 +233,21 @@ def test_a_cpu_sweeps_reproducer_pins_torch_to_the_cpu_index_and_caps_the_projec
     packages the run installed."""
     from packaging.version import Version as V
 
-    from repromatrix.bisect import sweep as sweep_module
+    from repromatrix.bisect import sweep_options, sweep_reproducer
     from repromatrix.bisect.check import Probe, parse_pin_option
     from repromatrix.bisect.sweep_report import ResultRecord, SweepRecord
     from repromatrix.environment import IndexSettings
 
     probe = tmp_path / "probe.py"
     probe.write_text("import peft\n")
-    options = sweep_module.SweepOptions(
+    options = sweep_options.SweepOptions(
         package="peft",
         start="0.13.0",
         end="0.17.1",
         probe=Probe(script=probe),
         pins=(parse_pin_option("accelerate>=1.0"),),
     )
-    checked = sweep_module.Plan(
+    checked = sweep_options.Plan(
         "peft", V("0.13.0"), V("0.17.1"), None, [], IndexSettings(), Probe(script=probe), tmp_path
     )
     result = ResultRecord(
@@ -258,7 +258,7 @@ def test_a_cpu_sweeps_reproducer_pins_torch_to_the_cpu_index_and_caps_the_projec
         as_of={"date": "2024-09-25", "packages": ["datasets", "deepspeed"]},
     )
     record = SweepRecord(package="peft", **{"from": "0.13.0"}, to="0.17.1", python="3.11")
-    text = sweep_module._reproducer(result, record, checked, options, "import peft\n")
+    text = sweep_reproducer.reproducer_for(result, record, checked, options, "import peft\n")
     tomllib = pytest.importorskip("tomllib")
     block = text.split("# /// script\n", 1)[1].split("# ///\n", 1)[0]
     metadata = tomllib.loads("\n".join(line[2:] for line in block.splitlines()))

@@ -18,7 +18,7 @@ import pytest
 from support.pip import PIP
 
 from repromatrix.bisect.search import Find
-from repromatrix.bisect.sweep import Releases
+from repromatrix.bisect.sweep_ranges import Releases
 from repromatrix.cli import bisect as bisect_commands
 from repromatrix.cli import sweep as sweep_commands
 
@@ -31,7 +31,14 @@ HEAVY = (
     "packaging.requirements",
     "repromatrix.bisect.check",
     "repromatrix.bisect.flow",
+    "repromatrix.bisect.options",
+    "repromatrix.bisect.probing",
+    "repromatrix.bisect.record",
+    "repromatrix.bisect.commit_flow",
     "repromatrix.bisect.sweep",
+    "repromatrix.bisect.sweep_options",
+    "repromatrix.bisect.sweep_ranges",
+    "repromatrix.bisect.sweep_reproducer",
     "repromatrix.bisect.culprit",
     "repromatrix.environment.as_of",
     "repromatrix.environment.store",

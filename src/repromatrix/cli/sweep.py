@@ -16,8 +16,8 @@ from pathlib import Path
 
 from repromatrix.cli.bisect import _probe_options  # the probe options bisect and check share
 
-# bisect.sweep's Releases, spelt here so that building the parser does not load the
-# sweep (tests/cli/test_startup.py checks that the two agree).
+# bisect.sweep_ranges's Releases, spelt here so that building the parser does not
+# load the sweep (tests/cli/test_startup.py checks that the two agree).
 RELEASES = ("all", "latest-patch", "first-and-last-patch")
 
 

@@ -1,0 +1,184 @@
+"""A bisect's input: the options a command line (or the issue bot, or culprit) gives,
+checked before anything is built (``plan``), and the same options written back as the
+command that reruns the bisect (``reproduce_command``, ``commit_command``).
+
+Everything wrong with the input is a UserError here (exit status 2), so that a bad
+``--good`` costs no environment build.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from repromatrix.bisect.candidates import Listing, list_releases
+from repromatrix.bisect.check import CellSettings, Probe, searched_probe
+from repromatrix.bisect.rerun import as_of_args, rerun_command
+from repromatrix.bisect.search import Find, walk_between
+from repromatrix.environment import IndexSettings
+from repromatrix.errors import UserError
+from repromatrix.matrix import DEFAULT_PACKAGES
+from repromatrix.matrix.pins import Pin, pin_text
+from repromatrix.names import canonicalize_name
+
+
+@dataclass
+class BisectOptions:
+    package: str
+    good: str
+    bad: str
+    probe: Probe
+    pins: tuple[Pin, ...] = ()
+    find: Find = Find.FIRST_BAD
+    pre: bool = False
+    wheelhouse: Path | None = None
+    out: Path = Path("reports/bisect")
+    python: str | None = None
+    env_dir: Path | None = None
+    install_timeout: float = 1800.0
+    index: IndexSettings | None = None  # default: the user's configuration (or the wheelhouse)
+    # Time travel: each candidate with the stack of a day (environment/as_of.py). The
+    # command line's default is the bisected package (the stack of each release's
+    # day); None is today's stack.
+    as_of: str | None = None
+    stack: tuple[str, ...] = DEFAULT_PACKAGES
+    jobs: int = 1  # candidates tested at once (k-section)
+    git: str | None = None  # the package's repository: bisect its commits too
+    cell: CellSettings = field(default_factory=CellSettings)  # --cell: overrides, env
+
+
+@dataclass
+class Plan:
+    """A checked bisect, ready to run."""
+
+    package: str
+    good: Version
+    bad: Version
+    listing: Listing
+    candidates: list[Version]  # PEP 440 order
+    walk: list[Version]  # from the old-outcome end to the new-outcome end
+    index: IndexSettings
+    probe: Probe
+    folder: Path
+
+
+def plan(options: BisectOptions) -> Plan:
+    """Everything that can be wrong with the input, found before anything is built."""
+    package = canonicalize_name(options.package)
+    good, bad = _version("--good", options.good), _version("--bad", options.bad)
+    if good == bad:
+        raise UserError(
+            f"--good and --bad are the same version ({options.good}): nothing to bisect"
+        )
+    probe = searched_probe(
+        package, options.pins, options.probe, as_of=options.as_of, searched="bisected"
+    )
+    if options.jobs < 1:
+        raise UserError(f"--jobs {options.jobs}: must be at least 1")
+    if options.wheelhouse is not None:
+        if not options.wheelhouse.is_dir():
+            raise UserError(f"--wheelhouse {options.wheelhouse}: no such folder")
+        index = IndexSettings.offline(str(options.wheelhouse.resolve()))
+    else:
+        index = options.index or IndexSettings.from_environment()
+    listing = list_releases(package, index)
+    missing = [v for v in (good, bad) if listing.find(v) is None]
+    if missing:
+        raise UserError(
+            f"{package} {' and '.join(map(str, missing))}: not a release in "
+            f"{'; '.join(listing.sources)} ({_nearest(listing, missing[0])})"
+        )
+    candidates = listing.between(good, bad, pre=options.pre)
+    walk = walk_between(candidates, good, bad, options.find)
+    folder = options.out / f"{package}-{good}-{bad}"
+    return Plan(package, good, bad, listing, candidates, walk, index, probe, folder)
+
+
+def releases_given(options: BisectOptions) -> bool:
+    """Whether --good and --bad are written as versions (1.2.3, not v1.2.3 or a sha)."""
+    return all(
+        text[:1].isdigit() and _is_version(text) and not _looks_like_sha(text)
+        for text in (options.good, options.bad)
+    )
+
+
+def _is_version(text: str) -> bool:
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return True
+
+
+def _looks_like_sha(text: str) -> bool:
+    return (
+        len(text) >= 7 and all(c in "0123456789abcdef" for c in text.lower()) and not text.isdigit()
+    )
+
+
+def _version(option: str, text: str) -> Version:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        raise UserError(f"{option} {text!r}: not a version (PEP 440)") from None
+
+
+def _nearest(listing: Listing, version: Version) -> str:
+    """'nearest releases: 4.57.6, 5.0.0' around a version that is not one."""
+    versions = listing.versions()
+    below = [v for v in versions if v < version][-1:]
+    above = [v for v in versions if v > version][:1]
+    return "nearest releases: " + ", ".join(str(v) for v in [*below, *above])
+
+
+def reproduce_command(options: BisectOptions, checked: Plan) -> str:
+    """The command that reruns this bisect, without paths of this machine: the nox
+    session where the working folder's noxfile has one, else repromatrix itself (a
+    project that only installed the tool)."""
+    args = ["--package", checked.package, "--good", options.good, "--bad", options.bad]
+    for pin in options.pins:
+        args += ["--pin", pin_text(pin)]
+    if checked.probe.case is not None:
+        args += ["--case", checked.probe.case]
+    else:
+        assert checked.probe.script is not None
+        args += ["--script", _shown_path(checked.probe.script)]
+    if options.find is not Find.FIRST_BAD:
+        args += ["--find", options.find.value]
+    if options.pre:
+        args.append("--pre")
+    args += as_of_args(options.as_of, checked.package)
+    if options.jobs != 1:
+        args += ["--jobs", str(options.jobs)]
+    if options.wheelhouse is not None:
+        args += ["--wheelhouse", _shown_path(options.wheelhouse)]
+    return rerun_command("bisect", args)
+
+
+def commit_command(options: BisectOptions, probe: Probe) -> str:
+    """The command that reruns a commit bisect (``--git``): the refs as given, and
+    none of the options that only choose releases (--pre, --wheelhouse)."""
+    args = ["--package", canonicalize_name(options.package), "--git", options.git or ""]
+    args += ["--good", options.good, "--bad", options.bad]
+    for pin in options.pins:
+        args += ["--pin", pin_text(pin)]
+    if probe.case is not None:
+        args += ["--case", probe.case]
+    elif probe.script is not None:
+        args += ["--script", _shown_path(probe.script)]
+    if options.find is not Find.FIRST_BAD:
+        args += ["--find", options.find.value]
+    args += as_of_args(options.as_of, options.package)
+    if options.jobs != 1:
+        args += ["--jobs", str(options.jobs)]
+    return rerun_command("bisect", args)
+
+
+def _shown_path(path: Path) -> str:
+    """A path relative to the working folder when it is inside it, else its name."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path.name
