@@ -137,9 +137,6 @@ class Progress:
         else:
             self.status.update(text)
 
-    def start(self, candidate: Version, role: str, number: int) -> None:
-        self.round(number, [(candidate, role)])
-
     def done(self, step: Step[Version], most_left: int) -> None:
         observation = step.observation
         style = {ProbeOutcome.GOOD: "green", ProbeOutcome.BAD: "red", ProbeOutcome.SKIP: "yellow"}[
