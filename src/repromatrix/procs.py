@@ -25,6 +25,7 @@ then ends as interrupted.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -134,18 +135,26 @@ def reset_cancelled() -> None:
     _CANCELLED.clear()
 
 
-def _parent_death_hook() -> Callable[[], None] | None:
-    """Linux: a preexec hook that asks the kernel to SIGKILL the child when the
-    thread that started it dies. Resolved here, before any fork, so that the child
-    runs no import and takes no Python lock (preexec_fn with threads is only safe
-    that way)."""
+@functools.cache
+def _prctl() -> Callable[..., int] | None:
+    """libc's prctl (Linux), looked up once per process; None elsewhere."""
     if not sys.platform.startswith("linux"):
         return None
     import ctypes  # here: a command that starts no child does not load it
 
     try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
+        return None
+
+
+def _parent_death_hook() -> Callable[[], None] | None:
+    """Linux: a preexec hook that asks the kernel to SIGKILL the child when the
+    thread that started it dies. Resolved here, before any fork, so that the child
+    runs no import and takes no Python lock (preexec_fn with threads is only safe
+    that way)."""
+    prctl = _prctl()
+    if prctl is None:
         return None
     pr_set_pdeathsig = 1
     parent = os.getpid()
