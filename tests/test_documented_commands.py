@@ -37,7 +37,7 @@ from support.commands import (
     problems,
 )
 
-from repromatrix.bisect import culprit, flow, sweep
+from repromatrix.bisect import culprit, flow, options, sweep, sweep_options
 from repromatrix.bisect.options import commit_command
 from repromatrix.cli import app
 from repromatrix.matrix import load_matrix
@@ -195,24 +195,26 @@ def written_by_the_tool(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[C
         "--find", "first-good", "--pre", "--as-of", "2025-01-01", "--jobs", "2",
         "--wheelhouse", "wheels",
     ])  # fmt: skip
-    plan = flow.Plan(
+    plan = options.Plan(
         package="transformers", good=Version("4.46.3"), bad=Version("4.56.2"), listing=None,
         candidates=[], walk=[], index=None, probe=bisect_options.probe, folder=folder,
     )  # fmt: skip
-    lines.append(("bisect.md Reproduce with", flow.reproduce_command(bisect_options, plan)))
+    lines.append(("bisect.md Reproduce with", options.reproduce_command(bisect_options, plan)))
     bisect_options.git = "https://github.com/huggingface/transformers"
     lines.append(("bisect.md (--git)", commit_command(bisect_options, plan.probe)))
 
-    sweep_options = _options_from_cli(monkeypatch, sweep, "run_sweep", [
+    sweep_run_options = _options_from_cli(monkeypatch, sweep, "run_sweep", [
         "sweep", "--package", "transformers", "--from", "4.50", "--to", "5.2",
         "--releases", "latest-patch", "--pin", "torch==2.13.0", "--script", "probe.py",
         "--jobs", "2", "--pre", "--wheelhouse", "wheels",
     ])  # fmt: skip
-    sweep_plan = sweep.Plan(
+    sweep_plan = sweep_options.Plan(
         package="transformers", low=Version("4.50"), high=Version("5.2"), listing=None,
-        candidates=[], index=None, probe=sweep_options.probe, folder=folder,
+        candidates=[], index=None, probe=sweep_run_options.probe, folder=folder,
     )  # fmt: skip
-    lines.append(("sweep.md Reproduce with", sweep.reproduce_command(sweep_options, sweep_plan)))
+    lines.append(
+        ("sweep.md Reproduce with", sweep_options.reproduce_command(sweep_run_options, sweep_plan))
+    )
 
     (folder / "good.txt").write_text("transformers==4.52.4\n")
     (folder / "bad.txt").write_text("transformers==5.0.0\n")

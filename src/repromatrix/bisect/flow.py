@@ -26,7 +26,6 @@ from repromatrix import __version__, procs
 from repromatrix.bisect.commit_flow import continue_into_commits, run_commits
 from repromatrix.bisect.options import (
     BisectOptions,
-    Plan,
     plan,
     releases_given,
     reproduce_command,
@@ -42,8 +41,8 @@ from repromatrix.environment.as_of import before_first_release
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
 from repromatrix.results import ResultsDir, utc_now
 
-# Importers take a bisect's input from here, beside run_bisect (cli, issue, culprit).
-__all__ = ["BisectOptions", "Plan", "plan", "reproduce_command", "run_bisect"]
+# A caller of run_bisect takes its options from here too (cli, issue, culprit).
+__all__ = ["BisectOptions", "run_bisect"]
 
 
 def run_bisect(

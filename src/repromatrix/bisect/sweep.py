@@ -58,8 +58,8 @@ from repromatrix.gh import GitHub
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
 from repromatrix.results import ResultsDir, utc_now
 
-# Importers take a sweep's input from here, beside run_sweep (cli, issue).
-__all__ = ["Plan", "Releases", "SweepOptions", "plan", "reproduce_command", "run_sweep"]
+# A caller of run_sweep takes its options from here too (cli, issue).
+__all__ = ["Releases", "SweepOptions", "run_sweep"]
 
 NOTHING_TESTED = 1  # exit status: every release was untestable, the sweep has no answer
 

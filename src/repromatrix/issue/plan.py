@@ -3,7 +3,7 @@ an artifact (plan/plan.json and one repro-<issue>.py per job). Every job reads i
 through ``read_plan``, which validates it: a job trusts no file it did not write.
 
 ``preflight`` checks a job against the package index with the library's own planners
-(bisect.sweep.plan, bisect.flow.plan: package known, versions released, pins that do
+(bisect.sweep_options.plan, bisect.options.plan: package known, versions released, pins that do
 not conflict, the case defined) and the repository's limits, before anything is built.
 Nothing here runs the repro.
 """
@@ -18,11 +18,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
-from repromatrix.bisect.flow import BisectOptions
-from repromatrix.bisect.flow import plan as bisect_plan
+from repromatrix.bisect.options import BisectOptions
+from repromatrix.bisect.options import plan as bisect_plan
 from repromatrix.bisect.search import Find
-from repromatrix.bisect.sweep import Releases, SweepOptions
-from repromatrix.bisect.sweep import plan as sweep_plan
+from repromatrix.bisect.sweep_options import SweepOptions
+from repromatrix.bisect.sweep_options import plan as sweep_plan
+from repromatrix.bisect.sweep_ranges import Releases
 from repromatrix.errors import UserError
 from repromatrix.issue.command import Command
 from repromatrix.issue.config import IssueSettings
