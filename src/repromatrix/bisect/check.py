@@ -42,7 +42,7 @@ from repromatrix.environment import Environment, EnvRequest, EnvStore, IndexSett
 from repromatrix.environment.request import CELL_TOOLING
 from repromatrix.errors import UserError
 from repromatrix.execution.runner import CaseRecord, CaseRunner, run_script
-from repromatrix.matrix import DEFAULT_PACKAGES, CaseIndex
+from repromatrix.matrix.defaults import DEFAULT_PACKAGES
 from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
 from repromatrix.names import canonicalize_name
 from repromatrix.outcomes import COLLECTION_ID
@@ -183,6 +183,8 @@ class Probe:
             ast.parse((probe.cases_root / path).read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError) as err:
             raise UserError(f"--case {self.case}: cannot read {path} ({err})") from None
+        from repromatrix.matrix.case_ids import CaseIndex  # a case probe's only
+
         index = CaseIndex(probe.cases_root)
         problem = index.problem(probe.case)
         if problem:
