@@ -378,6 +378,13 @@ class EnvStore:
         for cmd in steps:
             say(" ".join(cmd[1:3]))
             done = procs.run(cmd, timeout=_remaining(deadline))
+            if cmd[1:3] == ["pip", "sync"] and _stale_index(done.returncode, done.stderr):
+                # The lock names a release that uv's cached index page does not list
+                # yet (the resolve read a fresher one): once more with the pages read
+                # again, not an install-error that a nightly would call new.
+                log_lines += [done.stdout, done.stderr]
+                say("pip sync --refresh (a release newer than uv's cached index page)")
+                done = procs.run([*cmd, "--refresh"], timeout=_remaining(deadline))
             log_lines += [done.stdout, done.stderr]
             (home / "install.log").write_text(redact_text("".join(log_lines)))
             if done.timed_out:
@@ -449,6 +456,12 @@ def _write_overrides(folder: Path, overrides: tuple[str, ...]) -> Path:
         tmp.write_text(text)
         tmp.replace(path)
     return path
+
+
+def _stale_index(returncode: int, stderr: str) -> bool:
+    """uv refused a lock's exact pin as absent from the index ("there is no version
+    of packaging==26.4"): after a resolve that saw it, the page uv had cached."""
+    return returncode != 0 and "there is no version of" in stderr
 
 
 def _remaining(deadline: float) -> float:
