@@ -184,20 +184,20 @@ def _add_commands(commands: argparse._SubParsersAction) -> None:
     )
 
 
+# The command groups of cli/ (COMMANDS, add_commands, run_command): the parser is built
+# from them, and a command line is offered to each in this order.
+_COMMAND_GROUPS = (
+    bisect_commands,
+    culprit_commands,
+    nightly_commands,
+    sweep_commands,
+    init_commands,
+    issue_commands,
+)
 # Each group of commands: the names it defines, and how it adds their parsers.
 _GROUPS = (
     (("list", "run", "report"), _add_commands),
-    *(
-        (group.COMMANDS, group.add_commands)
-        for group in (
-            bisect_commands,
-            culprit_commands,
-            nightly_commands,
-            sweep_commands,
-            init_commands,
-            issue_commands,
-        )
-    ),
+    *((group.COMMANDS, group.add_commands) for group in _COMMAND_GROUPS),
 )
 COMMANDS = frozenset(name for names, _add in _GROUPS for name in names)
 
@@ -250,14 +250,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
                 ),
                 issue=args.issue,
             )
-        for group in (
-            bisect_commands,
-            culprit_commands,
-            nightly_commands,
-            sweep_commands,
-            init_commands,
-            issue_commands,
-        ):
+        for group in _COMMAND_GROUPS:
             if (code := group.run_command(args)) is not None:
                 return code
     except UserError as err:
