@@ -21,7 +21,7 @@ def lock_versions(lock: str) -> dict[str, str] | None:
         match = LOCK_LINE.match(line)
         if match is None:
             return None
-        found[re.sub(r"[-_.]+", "-", match.group(1)).lower()] = match.group(2)
+        found[canonicalize_name(match.group(1))] = match.group(2)
     return found
 
 

@@ -223,7 +223,8 @@ class EnvStore:
             ),
             (install, "\n".join(requirements) + "\n"),
         ]
-        for cmd, given in steps:
+
+        def run(cmd: list[str], given: str | None = None) -> str:
             done = procs.run(cmd, input=given, timeout=_remaining(deadline))
             if done.timed_out or done.returncode != 0:
                 shutil.rmtree(staging, ignore_errors=True)
@@ -231,14 +232,14 @@ class EnvStore:
                     raise InstallError("timeout", "install timed out", redact_text(done.stderr))
                 stage = "resolve" if "No solution found" in done.stderr else "install"
                 raise InstallError(stage, uv_message(done.stderr), redact_text(done.stderr))
+            return done.stdout
+
+        for cmd, given in steps:
+            run(cmd, given)
         lock = lock_of_venv(venv)
         if lock is None:  # a distribution from a URL: its lock line is uv's to write
-            done = procs.run([uv, "pip", "freeze", "--python", python], timeout=120)
-            if done.returncode != 0:
-                shutil.rmtree(staging, ignore_errors=True)
-                raise InstallError("install", uv_message(done.stderr), redact_text(done.stderr))
-            lines = sorted(line for line in done.stdout.splitlines() if line.strip())
-            lock = "".join(f"{line}\n" for line in lines)
+            frozen = run([uv, "pip", "freeze", "--python", python])
+            lock = "".join(f"{line}\n" for line in sorted(frozen.splitlines()) if line.strip())
         return staging, lock
 
     # ------------------------------------------------------------ fast reuse
