@@ -78,9 +78,7 @@ def plan(options: BisectOptions) -> Plan:
     if options.jobs < 1:
         raise UserError(f"--jobs {options.jobs}: must be at least 1")
     if options.wheelhouse is not None:
-        if not options.wheelhouse.is_dir():
-            raise UserError(f"--wheelhouse {options.wheelhouse}: no such folder")
-        index = IndexSettings.offline(str(options.wheelhouse.resolve()))
+        index = IndexSettings.wheelhouse(options.wheelhouse)
     else:
         index = options.index or IndexSettings.from_environment()
     listing = list_releases(package, index)

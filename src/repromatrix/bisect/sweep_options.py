@@ -74,9 +74,7 @@ def plan(options: SweepOptions) -> Plan:
         package, options.pins, options.probe, as_of=options.as_of, searched="swept"
     )
     if options.wheelhouse is not None:
-        if not options.wheelhouse.is_dir():
-            raise UserError(f"--wheelhouse {options.wheelhouse}: no such folder")
-        index = IndexSettings.offline(str(options.wheelhouse.resolve()))
+        index = IndexSettings.wheelhouse(options.wheelhouse)
     else:
         index = options.index or IndexSettings.from_environment()
     listing = list_releases(package, index)

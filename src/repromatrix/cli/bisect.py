@@ -274,11 +274,7 @@ def project_packages() -> tuple[str, ...]:
 def _index(args: argparse.Namespace) -> IndexSettings | None:
     from repromatrix.environment.indexes import IndexSettings
 
-    if args.wheelhouse is None:
-        return None
-    if not args.wheelhouse.is_dir():
-        raise UserError(f"--wheelhouse {args.wheelhouse}: no such folder")
-    return IndexSettings.offline(str(args.wheelhouse.resolve()))
+    return None if args.wheelhouse is None else IndexSettings.wheelhouse(args.wheelhouse)
 
 
 def _probe(args: argparse.Namespace) -> Probe:

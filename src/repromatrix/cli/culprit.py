@@ -107,9 +107,7 @@ def run_command(args: argparse.Namespace) -> int | None:
             "--combination ID"
         )
     checked_name(args.name)  # bad input before anything else: it must stay inside --out
-    if args.wheelhouse is not None and not args.wheelhouse.is_dir():
-        raise UserError(f"--wheelhouse {args.wheelhouse}: no such folder")
-    wheelhouse = IndexSettings.offline(str(args.wheelhouse.resolve())) if args.wheelhouse else None
+    wheelhouse = IndexSettings.wheelhouse(args.wheelhouse) if args.wheelhouse else None
     cell = cell_options(args, held_only=True, index=wheelhouse)
     probe = Probe(case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout)
     probe_args = ["--case", args.case] if args.case else ["--script", shown_path(args.script)]

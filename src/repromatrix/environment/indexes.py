@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from repromatrix.errors import UserError
 from repromatrix.redact import redact_text
 
 # pip variable -> the uv variables that, when set, already say the same thing.
@@ -83,6 +85,14 @@ class IndexSettings:
     def offline(cls, wheelhouse: str) -> IndexSettings:
         """Only a folder of wheels: for air-gapped runners."""
         return cls(find_links=(wheelhouse,), no_index=True)
+
+    @classmethod
+    def wheelhouse(cls, folder: Path) -> IndexSettings:
+        """``--wheelhouse FOLDER`` (bisect, check, sweep, culprit): only that folder's
+        wheels; UserError when it is not a folder."""
+        if not folder.is_dir():
+            raise UserError(f"--wheelhouse {folder}: no such folder")
+        return cls.offline(str(folder.resolve()))
 
     def uv_args(self) -> list[str]:
         args: list[str] = []
