@@ -25,10 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-from packaging.utils import (
-    canonicalize_name,
-)
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from repromatrix.environment import IndexSettings
 from repromatrix.environment.simple_index import (
@@ -39,7 +36,17 @@ from repromatrix.environment.simple_index import (
     version_of,
 )
 from repromatrix.errors import UserError
+from repromatrix.names import canonicalize_name
 from repromatrix.redact import redact_text
+
+
+def version_option(option: str, text: str) -> Version:
+    """An end of a searched range (``--good 4.46.3``, ``--from 0.13``) as a Version;
+    UserError naming the option otherwise."""
+    try:
+        return Version(text)
+    except InvalidVersion:
+        raise UserError(f"{option} {text!r}: not a version (PEP 440)") from None
 
 
 @dataclass

@@ -32,6 +32,7 @@ from repromatrix.bisect.culprit_report import write as write_report
 from repromatrix.bisect.ddmin import Attempt, DdminResult, Outcome, Status, Trial, ddmin, most_runs
 from repromatrix.bisect.flow import BisectOptions, run_bisect
 from repromatrix.bisect.locks import Change, Lock, diff, lock_from_resolved, mixed_pins
+from repromatrix.bisect.rerun import shown_path
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
@@ -379,14 +380,6 @@ def _shown(source: str) -> str:
     (no path of this machine in a report)."""
     path_text, paren, rest = source.partition(" (")  # "results.json (combination id)"
     return shown_path(Path(path_text)) + paren + rest
-
-
-def shown_path(path: Path) -> str:
-    """A path for a report or a command: relative to the working folder, else its name."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
-        return path.name
 
 
 def reproduce_command(args: list[str]) -> str:

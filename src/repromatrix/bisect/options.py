@@ -13,9 +13,9 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from repromatrix.bisect.candidates import Listing, list_releases
+from repromatrix.bisect.candidates import Listing, list_releases, version_option
 from repromatrix.bisect.check import CellSettings, Probe, searched_probe
-from repromatrix.bisect.rerun import as_of_args, rerun_command
+from repromatrix.bisect.rerun import as_of_args, rerun_command, shown_path
 from repromatrix.bisect.search import Find, walk_between
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
@@ -67,7 +67,7 @@ class Plan:
 def plan(options: BisectOptions) -> Plan:
     """Everything that can be wrong with the input, found before anything is built."""
     package = canonicalize_name(options.package)
-    good, bad = _version("--good", options.good), _version("--bad", options.bad)
+    good, bad = version_option("--good", options.good), version_option("--bad", options.bad)
     if good == bad:
         raise UserError(
             f"--good and --bad are the same version ({options.good}): nothing to bisect"
@@ -116,13 +116,6 @@ def _looks_like_sha(text: str) -> bool:
     )
 
 
-def _version(option: str, text: str) -> Version:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        raise UserError(f"{option} {text!r}: not a version (PEP 440)") from None
-
-
 def _nearest(listing: Listing, version: Version) -> str:
     """'nearest releases: 4.57.6, 5.0.0' around a version that is not one."""
     versions = listing.versions()
@@ -142,7 +135,7 @@ def reproduce_command(options: BisectOptions, checked: Plan) -> str:
         args += ["--case", checked.probe.case]
     else:
         assert checked.probe.script is not None
-        args += ["--script", _shown_path(checked.probe.script)]
+        args += ["--script", shown_path(checked.probe.script)]
     if options.find is not Find.FIRST_BAD:
         args += ["--find", options.find.value]
     if options.pre:
@@ -151,7 +144,7 @@ def reproduce_command(options: BisectOptions, checked: Plan) -> str:
     if options.jobs != 1:
         args += ["--jobs", str(options.jobs)]
     if options.wheelhouse is not None:
-        args += ["--wheelhouse", _shown_path(options.wheelhouse)]
+        args += ["--wheelhouse", shown_path(options.wheelhouse)]
     return rerun_command("bisect", args)
 
 
@@ -165,18 +158,10 @@ def commit_command(options: BisectOptions, probe: Probe) -> str:
     if probe.case is not None:
         args += ["--case", probe.case]
     elif probe.script is not None:
-        args += ["--script", _shown_path(probe.script)]
+        args += ["--script", shown_path(probe.script)]
     if options.find is not Find.FIRST_BAD:
         args += ["--find", options.find.value]
     args += as_of_args(options.as_of, options.package)
     if options.jobs != 1:
         args += ["--jobs", str(options.jobs)]
     return rerun_command("bisect", args)
-
-
-def _shown_path(path: Path) -> str:
-    """A path relative to the working folder when it is inside it, else its name."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return path.name

@@ -46,3 +46,12 @@ def refusal_line(refused: dict[str, Any], what: str, quote: str = "") -> str:
         f"on {packages} refused what a pin needs; for today's stack run: "
         f"{quote}{refused['rerun']}{quote}"
     )
+
+
+def shown_path(path: Path) -> str:
+    """A path for a report or a command (bisect, culprit): relative to the working
+    folder when it is inside it, else its name."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return path.name

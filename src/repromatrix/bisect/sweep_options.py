@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from repromatrix.bisect.candidates import Listing, list_releases
+from repromatrix.bisect.candidates import Listing, list_releases, version_option
 from repromatrix.bisect.check import CellSettings, Probe, searched_probe
 from repromatrix.bisect.rerun import as_of_args, rerun_command
 from repromatrix.bisect.sweep_ranges import Releases, select
@@ -67,7 +67,7 @@ class Plan:
 def plan(options: SweepOptions) -> Plan:
     """Everything that can be wrong with the input, found before anything is built."""
     package = canonicalize_name(options.package)
-    start, end = _version("--from", options.start), _version("--to", options.end)
+    start, end = version_option("--from", options.start), version_option("--to", options.end)
     if options.jobs < 1:
         raise UserError(f"--jobs {options.jobs}: give 1 or more")
     probe = searched_probe(
@@ -86,13 +86,6 @@ def plan(options: SweepOptions) -> Plan:
         )
     folder = options.out / f"{package}-{options.start}-{options.end}"
     return Plan(package, low, high, listing, candidates, index, probe, folder)
-
-
-def _version(option: str, text: str) -> Version:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        raise UserError(f"{option} {text!r}: not a version (PEP 440)") from None
 
 
 def reproduce_command(options: SweepOptions, checked: Plan) -> str:

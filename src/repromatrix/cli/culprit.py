@@ -73,9 +73,9 @@ def run_command(args: argparse.Namespace) -> int | None:
         locks_from_results,
         reproduce_command,
         run_culprit,
-        shown_path,
     )
     from repromatrix.bisect.locks import read_lock
+    from repromatrix.bisect.rerun import shown_path
     from repromatrix.cli.bisect import cell_options
     from repromatrix.environment.indexes import IndexSettings
 
