@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.pip import PIP
@@ -61,15 +62,25 @@ COMMANDS = (
 )  # fmt: skip
 
 
-def _loaded_after(code: str) -> list[str]:
-    """The modules a fresh interpreter holds after ``code`` (sys.path as ours)."""
-    probe = code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
+def _fresh(code: str, cwd: Path | None = None, timeout: float = 60) -> Any:
+    """What ``code``, run in a fresh interpreter (sys.path as ours), printed as JSON on
+    its last line."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=timeout,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
+
+
+def _loaded_after(code: str) -> list[str]:
+    """The modules a fresh interpreter holds after ``code``."""
+    return _fresh(code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))\n")
 
 
 def _heavy(modules: list[str]) -> list[str]:
@@ -155,15 +166,10 @@ def test_check_in_a_reused_cell_loads_only_what_it_runs(tmp_path: Path) -> None:
         f"    code = main({argv!r})\n"
         "print(json.dumps([code, said.getvalue(), sorted(sys.modules)]))\n"
     )
-    runs = []
-    for _ in range(2):
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        done = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
-        )
-        assert done.returncode == 0, done.stderr
-        runs.append(json.loads(done.stdout.splitlines()[-1]))
-    (built_code, built_said, _), (code_again, said, loaded) = runs
+    (built_code, built_said, _), (code_again, said, loaded) = (
+        _fresh(code, tmp_path, timeout=600),  # builds the cell
+        _fresh(code, tmp_path),
+    )
     assert built_code == code_again == 0, built_said + said
     assert " built" in built_said and " reused" in said
     # A script probe's cell is its pins, as raw uv builds it: no runner tooling.
