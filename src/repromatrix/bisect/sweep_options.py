@@ -46,7 +46,9 @@ class SweepOptions:
     # release with the stack of its upload day; the command line's default, as for
     # bisect), a DATE, or None for today's stack.
     as_of: str | None = None
-    stack: tuple[str, ...] = DEFAULT_PACKAGES  # what travels: the matrix's packages
+    # What travels beside the default stack (as_of.time_travel adds it): the matrix's
+    # packages.
+    stack: tuple[str, ...] = DEFAULT_PACKAGES
     cell: CellSettings = field(default_factory=CellSettings)  # --cell: overrides, env
 
 

@@ -200,7 +200,7 @@ class Combination:
     overrides: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     as_of: str | None = None
-    stack: tuple[str, ...] = ()  # the matrix's packages, what as_of applies to
+    stack: tuple[str, ...] = ()  # the matrix's packages: as_of moves them, and the default stack
     tags: tuple[str, ...] = ()
     cases: tuple[str, ...] = ()
     case_timeout: float = DEFAULT_CASE_TIMEOUT
