@@ -127,6 +127,33 @@ def test_a_command_line_builds_its_own_parser_as_the_full_one_has_it(command: st
     assert len(commands.choices) < len(COMMANDS)
 
 
+def test_each_group_module_defines_the_commands_the_app_names_for_it() -> None:
+    # The app imports a group's module by the names it lists for it: a command added to
+    # a module but not to that list would never be parsed.
+    import importlib
+
+    from repromatrix.cli.app import COMMAND_GROUPS
+
+    for names, module in COMMAND_GROUPS:
+        assert tuple(importlib.import_module(module).COMMANDS) == names, module
+
+
+@pytest.mark.parametrize(
+    ("command", "absent"),
+    [
+        ("check", ("repromatrix.cli.nightly", "repromatrix.gh", "repromatrix.cli.init")),
+        ("run", ("repromatrix.cli.bisect", "repromatrix.cli.nightly", "repromatrix.cli.issue")),
+        ("triage", ("repromatrix.cli.bisect", "repromatrix.cli.init")),
+    ],
+)
+def test_a_command_line_loads_only_its_own_group(command: str, absent: tuple[str, ...]) -> None:
+    loaded = _loaded_after(
+        f"from repromatrix.cli.app import build_parser\nbuild_parser({command!r})\n"
+    )
+    assert "repromatrix.cli.app" in loaded
+    assert [m for m in absent if m in loaded] == []
+
+
 def test_a_misspelt_command_gets_every_choice(capsys: pytest.CaptureFixture) -> None:
     from repromatrix.cli.app import main
 

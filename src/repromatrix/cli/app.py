@@ -7,19 +7,14 @@ outcome into an exit status; a UserError becomes one line on stderr.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from repromatrix import __version__, procs
-from repromatrix.cli import bisect as bisect_commands
-from repromatrix.cli import culprit as culprit_commands
-from repromatrix.cli import init as init_commands
-from repromatrix.cli import issue as issue_commands
-from repromatrix.cli import nightly as nightly_commands
-from repromatrix.cli import sweep as sweep_commands
 from repromatrix.errors import UserError
 from repromatrix.matrix.defaults import DEFAULT_TIER
 from repromatrix.matrix.locate import FILE_NAME, beside, find_matrix
@@ -80,9 +75,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"repromatrix {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     parser.commands = commands
-    for names, add_commands in _GROUPS:
-        if command not in COMMANDS or command in names:
-            add_commands(commands)
+    if command not in COMMANDS or command in _RUN_COMMANDS:
+        _add_commands(commands)
+    for group in _command_groups(command):
+        group.add_commands(commands)
     return parser
 
 
@@ -184,22 +180,31 @@ def _add_commands(commands: argparse._SubParsersAction) -> None:
     )
 
 
-# The command groups of cli/ (COMMANDS, add_commands, run_command): the parser is built
-# from them, and a command line is offered to each in this order.
-_COMMAND_GROUPS = (
-    bisect_commands,
-    culprit_commands,
-    nightly_commands,
-    sweep_commands,
-    init_commands,
-    issue_commands,
+_RUN_COMMANDS = ("list", "run", "report")  # this module's own, _add_commands
+# The other command groups of cli/: the names each defines, and its module (COMMANDS,
+# add_commands, run_command). A command line imports only the module of the command it
+# names: `check`, each step of a bisect, does not load the nightly's gh client, init's
+# templates or the issue command. The parser is built, and a command line offered to
+# each, in this order. (tests/cli/test_startup.py holds each module's COMMANDS to this.)
+COMMAND_GROUPS = (
+    (("bisect", "check"), "repromatrix.cli.bisect"),
+    (("culprit",), "repromatrix.cli.culprit"),
+    (("ci-matrix", "merge", "triage", "hunt-inputs", "baseline"), "repromatrix.cli.nightly"),
+    (("sweep",), "repromatrix.cli.sweep"),
+    (("init",), "repromatrix.cli.init"),
+    (("issue",), "repromatrix.cli.issue"),
 )
-# Each group of commands: the names it defines, and how it adds their parsers.
-_GROUPS = (
-    (("list", "run", "report"), _add_commands),
-    *((group.COMMANDS, group.add_commands) for group in _COMMAND_GROUPS),
-)
-COMMANDS = frozenset(name for names, _add in _GROUPS for name in names)
+COMMANDS = frozenset(_RUN_COMMANDS).union(*(names for names, _module in COMMAND_GROUPS))
+
+
+def _command_groups(command: str | None) -> list[Any]:
+    """The modules of the groups that define ``command``; every group's for --help,
+    --version or a misspelt command."""
+    return [
+        importlib.import_module(module)
+        for names, module in COMMAND_GROUPS
+        if command not in COMMANDS or command in names
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -219,7 +224,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return done.code if isinstance(done.code, int) else 0 if done.code is None else 2
     if unknown:
         # check's bad input exits 128 (git bisect run stops), everything else's 2.
-        code = bisect_commands.CheckInputError.exit_code if args.command == "check" else 2
+        code = 2
+        if args.command == "check":
+            from repromatrix.cli.bisect import CheckInputError  # loaded with check's parser
+
+            code = CheckInputError.exit_code
         print(
             f"repromatrix {args.command}: error: unrecognized arguments: {' '.join(unknown)}",
             file=sys.stderr,
@@ -250,7 +259,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
                 ),
                 issue=args.issue,
             )
-        for group in _COMMAND_GROUPS:
+        for group in _command_groups(args.command):
             if (code := group.run_command(args)) is not None:
                 return code
     except UserError as err:
