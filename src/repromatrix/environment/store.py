@@ -17,8 +17,8 @@ Two fast paths (the cell at raw-uv speed): a request of exact pins only (a git U
 at a full sha counts) is looked up by the request itself before resolving
 (``_requests/``), since it resolves the same way every time; and a new one is built
 as raw uv builds it, ``uv venv --relocatable`` + ``uv pip install`` in a staging
-folder, its lock read from what it holds, then moved to its identity's
-folder. Floating pins, ``system`` and ``null`` pins take steps 2-4 every time.
+slot (staging.py: a fixed folder, so uv asks its interpreter once), its lock read from
+what it holds, then moved to its identity's folder. Floating pins, ``system`` and ``null`` pins take steps 2-4 every time.
 
 ``system`` pins (torch from a CUDA image, say) are not installed: the package and
 the installed closure of its requirements are linked from the base interpreter
@@ -28,6 +28,7 @@ rest of the base interpreter's packages stay invisible.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -50,6 +51,7 @@ from repromatrix.environment.identity import (
 )
 from repromatrix.environment.lock import lock_of_venv, lock_versions, packages_of_lock
 from repromatrix.environment.request import Environment, EnvRequest
+from repromatrix.environment.staging import staging_slot
 from repromatrix.environment.system import inspect_system, write_stub_wheel
 from repromatrix.environment.uv import (
     InstallError,
@@ -132,27 +134,47 @@ class EnvStore:
             )
             say(travel.line())
         exclusions = travel.exclusions() if travel else ()
-        staged = None
-        try:
-            if installable_first(request):
-                # New exact request: install as raw uv would (one resolve, in `uv pip
-                # install`) into a relocatable venv, then name it by what it holds.
-                staged, lock = self._install_first(
-                    request, interpreter, uv, deadline, say, exclusions
-                )
-            else:
-                lock = self._resolve(
-                    request, interpreter, system, uv, stubs, deadline, say, exclusions
-                )
-        except InstallError as err:
-            err.time_travel = travel  # which date cap a refusal names (TimeTravel.capped_in)
-            raise
+        with contextlib.ExitStack() as slot:
+            staged = None
+            try:
+                if installable_first(request):
+                    # New exact request: install as raw uv would (one resolve, in `uv
+                    # pip install`) into a relocatable venv, then name it by what it holds.
+                    staged = slot.enter_context(staging_slot(self.root, interpreter.executable))
+                    lock = self._install_first(
+                        request, interpreter, uv, deadline, say, exclusions, staged
+                    )
+                else:
+                    lock = self._resolve(
+                        request, interpreter, system, uv, stubs, deadline, say, exclusions
+                    )
+            except InstallError as err:
+                err.time_travel = travel  # which date cap a refusal names (TimeTravel.capped_in)
+                raise
+            return self._store(
+                request, interpreter, system, uv, lock, staged, deadline, say, travel, started
+            )
+
+    def _store(
+        self,
+        request: EnvRequest,
+        interpreter: Interpreter,
+        system: dict,
+        uv: str,
+        lock: str,
+        staged: Path | None,
+        deadline: float,
+        say: Log,
+        travel: TimeTravel | None,
+        started: float,
+    ) -> Environment:
+        """The cell of ``lock`` in its identity's folder: found there, moved there from
+        ``staged``, or installed there."""
+        exclusions = travel.exclusions() if travel else ()
         identity = cell_identity(request, interpreter, system, lock, exclusions)
         home = self.root / identity[:16]
         with _locked(self.root / f"{identity[:16]}.lock"):
             if (home / "complete").exists() and (home / "venv").exists():
-                if staged is not None:
-                    shutil.rmtree(staged, ignore_errors=True)
                 say(f"reusing environment {identity[:16]}")
                 packages = json.loads((home / "resolved.json").read_text())
                 self._remember(request, interpreter, system, identity, travel)
@@ -172,7 +194,6 @@ class EnvStore:
             )
             if staged is not None:
                 (staged / "venv").rename(home / "venv")
-                shutil.rmtree(staged, ignore_errors=True)
                 packages = packages_of_lock(lock) or self._install(
                     request, interpreter, system, uv, home, deadline, say, synced=True
                 )
@@ -191,11 +212,10 @@ class EnvStore:
         deadline: float,
         say: Log,
         exclusions: tuple[tuple[str, str], ...],
-    ) -> tuple[Path, str]:
-        """venv + ``uv pip install`` into a staging folder; returns it and its lock
-        (what it holds, sorted): the same steps as raw uv, nothing more."""
-        staging = self.root / "_staging" / f"{os.getpid()}-{threading.get_ident()}-{time.time_ns()}"
-        staging.mkdir(parents=True)
+        staging: Path,
+    ) -> str:
+        """venv + ``uv pip install`` into ``staging`` (a slot, staging.py); returns
+        its lock (what it holds, sorted): the same steps as raw uv, nothing more."""
         venv = staging / "venv"
         python = str(venv / "bin" / "python")
         requirements = [r for p in request.pins if (r := p.requirement())] + list(request.tooling)
@@ -227,7 +247,6 @@ class EnvStore:
         def run(cmd: list[str], given: str | None = None) -> str:
             done = procs.run(cmd, input=given, timeout=_remaining(deadline))
             if done.timed_out or done.returncode != 0:
-                shutil.rmtree(staging, ignore_errors=True)
                 if done.timed_out:
                     raise InstallError("timeout", "install timed out", redact_text(done.stderr))
                 stage = "resolve" if "No solution found" in done.stderr else "install"
@@ -240,7 +259,7 @@ class EnvStore:
         if lock is None:  # a distribution from a URL: its lock line is uv's to write
             frozen = run([uv, "pip", "freeze", "--python", python])
             lock = "".join(f"{line}\n" for line in sorted(frozen.splitlines()) if line.strip())
-        return staging, lock
+        return lock
 
     # ------------------------------------------------------------ fast reuse
 
