@@ -1,8 +1,14 @@
 from __future__ import annotations
 
-import pytest
+import os
+import subprocess
+import sys
 
-from repromatrix.matrix.pins import PinKind, parse_pin
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from repromatrix.matrix.pins import PinKind, is_version, parse_pin
 
 
 @pytest.mark.parametrize(
@@ -57,3 +63,43 @@ def test_floating_pins_are_the_ones_that_can_move():
     assert parse_pin("x", "git+https://example.org/x@main").floating
     assert not parse_pin("x", "1.0").floating
     assert not parse_pin("x", "system").floating
+
+
+# Version-like text: release segments, pre/post/dev/local parts, epochs, spaces, and
+# the near misses (leading dots, letters, non-ASCII digits).
+_VERSION_LIKE = st.from_regex(
+    r"\A\s?(?:[0-9]!)?[0-9٣]{1,3}(?:\.[0-9a-z]{0,3}){0,3}(?:(?:rc|a|b|\.post|\.dev|-)[0-9]?)?"
+    r"(?:\+[a-z0-9.]{0,4})?\s?\Z"
+)
+
+
+@given(_VERSION_LIKE)
+def test_is_version_answers_as_packaging_does(text: str) -> None:
+    # is_version tells plain releases without packaging.version; what it answers must
+    # be what packaging answers, for every text.
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        Version(text)
+        expected = True
+    except InvalidVersion:
+        expected = False
+    assert is_version(text) is expected
+
+
+def test_plain_pins_load_no_version_grammar() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\nfrom repromatrix.matrix.pins import parse_pin\n"
+            "parse_pin('torch', '2.13.0'); parse_pin('six', '1.16.0')\n"
+            "assert 'packaging.version' not in sys.modules, 'loaded'\n"
+            "parse_pin('torch', '2.13.0+cpu')\n"
+            "assert 'packaging.version' in sys.modules, 'a local version needs the grammar'\n",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+    )
+    assert done.returncode == 0, done.stderr

@@ -33,8 +33,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from packaging.version import InvalidVersion, Version
-
 from repromatrix import procs, redact
 from repromatrix.bisect.reason import one_line, probe_reason
 from repromatrix.bisect.search import Observation, ProbeOutcome
@@ -43,7 +41,7 @@ from repromatrix.environment.request import CELL_TOOLING
 from repromatrix.errors import UserError
 from repromatrix.execution.runner import CaseRecord, CaseRunner, run_script
 from repromatrix.matrix.defaults import DEFAULT_PACKAGES
-from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
+from repromatrix.matrix.pins import Pin, PinKind, is_version, parse_pin, pin_text
 from repromatrix.names import canonicalize_name
 from repromatrix.outcomes import COLLECTION_ID
 from repromatrix.redact import machine_places, portable_path, redact_text, shorten_paths
@@ -82,7 +80,7 @@ def parse_pin_option(text: str) -> Pin:
     name, rest = match.groups()
     if rest.startswith("@"):
         raw: str | None = rest[1:].strip()
-    elif rest.startswith("==") and _is_version(rest[2:]):
+    elif rest.startswith("==") and is_version(rest[2:]):
         raw = rest[2:].strip()
     elif rest.startswith("=") and not rest.startswith("=="):
         raw = rest[1:].strip()
@@ -99,14 +97,6 @@ def parse_pin_option(text: str) -> Pin:
         return parse_pin(name, raw)
     except ValueError as err:
         raise UserError(f"--pin {text!r}: {err}") from None
-
-
-def _is_version(text: str) -> bool:
-    try:
-        Version(text.strip())
-    except InvalidVersion:
-        return False
-    return True
 
 
 def unique_pins(pins: Sequence[Pin]) -> tuple[Pin, ...]:

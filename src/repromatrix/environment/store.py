@@ -18,7 +18,8 @@ at a full sha counts) is looked up by the request itself before resolving
 (``_requests/``), since it resolves the same way every time; and a new one is built
 as raw uv builds it, ``uv venv --relocatable`` + ``uv pip install`` in a staging
 slot (staging.py: a fixed folder, so uv asks its interpreter once), its lock read from
-what it holds, then moved to its identity's folder. Floating pins, ``system`` and ``null`` pins take steps 2-4 every time.
+what it holds, then moved to its identity's folder. Floating pins, ``system`` and
+``null`` pins take steps 2-4 every time.
 
 ``system`` pins (torch from a CUDA image, say) are not installed: the package and
 the installed closure of its requirements are linked from the base interpreter
