@@ -35,7 +35,6 @@ import hashlib
 import json
 import os
 import shutil
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -47,9 +46,8 @@ from repromatrix.environment.identity import (
     cell_identity,
     identity_document,
     installable_first,
-    is_exact,
-    request_document,
 )
+from repromatrix.environment.known_requests import known_cell, remember_cell
 from repromatrix.environment.lock import lock_of_venv, lock_versions, packages_of_lock
 from repromatrix.environment.request import Environment, EnvRequest
 from repromatrix.environment.staging import staging_slot
@@ -117,11 +115,13 @@ class EnvStore:
         stubs = self.root / "_stubs"
         # Fast reuse: a request of exact pins only resolves the same way every time
         # (floating pins, ranges and branches must be resolved again: they move).
-        known = self._known(request, interpreter, system)
+        known = known_cell(self.root, request, interpreter, system)
         if known is not None:
             say(f"reusing environment {known.identity[:16]} (same exact pins)")
-            known.seconds = time.monotonic() - started
-            return known
+            home = self.root / known.identity[:16]
+            return self._environment(
+                home, known.identity, interpreter, known.packages, True, started, known.time_travel
+            )
         uv = uv_binary()  # found only now: a reused cell needs no uv (nor its import)
         travel = None
         if request.as_of is not None:
@@ -178,7 +178,7 @@ class EnvStore:
             if (home / "complete").exists() and (home / "venv").exists():
                 say(f"reusing environment {identity[:16]}")
                 packages = json.loads((home / "resolved.json").read_text())
-                self._remember(request, interpreter, system, identity, travel)
+                remember_cell(self.root, request, interpreter, system, identity, travel)
                 return self._environment(
                     home, identity, interpreter, packages, True, started, travel
                 )
@@ -202,7 +202,7 @@ class EnvStore:
                 packages = self._install(request, interpreter, system, uv, home, deadline, say)
             (home / "resolved.json").write_text(json.dumps(packages, indent=2, sort_keys=True))
             (home / "complete").write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-        self._remember(request, interpreter, system, identity, travel)
+        remember_cell(self.root, request, interpreter, system, identity, travel)
         return self._environment(home, identity, interpreter, packages, False, started, travel)
 
     def _install_first(
@@ -261,55 +261,6 @@ class EnvStore:
             frozen = run([uv, "pip", "freeze", "--python", python])
             lock = "".join(f"{line}\n" for line in sorted(frozen.splitlines()) if line.strip())
         return lock
-
-    # ------------------------------------------------------------ fast reuse
-
-    def _request_file(self, request: EnvRequest, interpreter: Interpreter, system: dict) -> Path:
-        key = hashlib.sha256(
-            json.dumps(request_document(request, interpreter, system), sort_keys=True).encode()
-        ).hexdigest()
-        return self.root / "_requests" / f"{key[:24]}.json"
-
-    def _known(
-        self, request: EnvRequest, interpreter: Interpreter, system: dict
-    ) -> Environment | None:
-        """The environment an all-exact request was built as before, if it is complete."""
-        if not is_exact(request):
-            return None
-        path = self._request_file(request, interpreter, system)
-        try:
-            saved = json.loads(path.read_text())
-            home = self.root / saved["identity"][:16]
-            if not (home / "complete").exists():
-                return None
-            packages = json.loads((home / "resolved.json").read_text())
-        except (OSError, ValueError, KeyError):
-            return None
-        travel = None
-        if saved.get("time_travel"):
-            from repromatrix.environment.as_of import TimeTravel
-
-            travel = TimeTravel(**saved["time_travel"])
-        return self._environment(
-            home, saved["identity"], interpreter, packages, True, time.monotonic(), travel
-        )
-
-    def _remember(
-        self,
-        request: EnvRequest,
-        interpreter: Interpreter,
-        system: dict,
-        identity: str,
-        travel: TimeTravel | None,
-    ) -> None:
-        if not is_exact(request):
-            return
-        path = self._request_file(request, interpreter, system)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        document = {"identity": identity, "time_travel": travel.__dict__ if travel else None}
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(document))
-        tmp.replace(path)
 
     # ------------------------------------------------------------------ steps
 
