@@ -135,13 +135,14 @@ class EnvStore:
             )
             say(travel.line())
         exclusions = travel.exclusions() if travel else ()
-        with contextlib.ExitStack() as slot:
+        # A staging slot, where one is taken, is held until its venv has moved on.
+        with contextlib.ExitStack() as held:
             staged = None
             try:
                 if installable_first(request):
                     # New exact request: install as raw uv would (one resolve, in `uv
                     # pip install`) into a relocatable venv, then name it by what it holds.
-                    staged = slot.enter_context(staging_slot(self.root, interpreter.executable))
+                    staged = held.enter_context(staging_slot(self.root, interpreter.executable))
                     lock = self._install_first(
                         request, interpreter, uv, deadline, say, exclusions, staged
                     )
