@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from repromatrix.bisect.candidates import Listing, list_releases, version_option
 from repromatrix.bisect.check import CellSettings, Probe, searched_probe
@@ -20,7 +20,7 @@ from repromatrix.bisect.search import Find, walk_between
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.matrix import DEFAULT_PACKAGES
-from repromatrix.matrix.pins import Pin, pin_text
+from repromatrix.matrix.pins import Pin, is_version, pin_text
 from repromatrix.names import canonicalize_name
 
 
@@ -97,17 +97,9 @@ def plan(options: BisectOptions) -> Plan:
 def releases_given(options: BisectOptions) -> bool:
     """Whether --good and --bad are written as versions (1.2.3, not v1.2.3 or a sha)."""
     return all(
-        text[:1].isdigit() and _is_version(text) and not _looks_like_sha(text)
+        text[:1].isdigit() and is_version(text) and not _looks_like_sha(text)
         for text in (options.good, options.bad)
     )
-
-
-def _is_version(text: str) -> bool:
-    try:
-        Version(text)
-    except InvalidVersion:
-        return False
-    return True
 
 
 def _looks_like_sha(text: str) -> bool:

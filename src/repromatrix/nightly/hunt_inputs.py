@@ -14,13 +14,12 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
-
 from repromatrix.bisect.check import parse_pin_option
 from repromatrix.errors import UserError
 from repromatrix.matrix import CaseIndex
 from repromatrix.matrix.cell import parse_cell
 from repromatrix.matrix.model import ID_PATTERN  # a report folder's name: never a path
+from repromatrix.matrix.pins import is_version
 
 DEFAULT_RUNNER = '["self-hosted", "linux", "gpu"]'
 
@@ -73,7 +72,7 @@ def check_inputs(
                 raise UserError(f"input {side}: empty (space-separated name==version pins)")
             for line in lines:
                 name, sep, version = line.partition("==")
-                if not sep or not name or not _is_version(version):
+                if not sep or not name or not is_version(version):
                     raise UserError(f"input {side}: {line!r} is not a name==version pin")
         name = text.get("name", "")
         if not ID_PATTERN.fullmatch(name):
@@ -93,14 +92,6 @@ def _named(input_name: str, parse, value: str) -> None:
         raise UserError(f"input {input_name}: {err}") from None
 
 
-def _is_version(text: str) -> bool:
-    try:
-        Version(text)
-    except InvalidVersion:
-        return False
-    return True
-
-
 def _version(input_name: str, value: str) -> None:
-    if not _is_version(value):
+    if not is_version(value):
         raise UserError(f"input {input_name}: {value!r} is not a version")
