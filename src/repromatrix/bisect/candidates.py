@@ -24,6 +24,7 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
@@ -47,6 +48,14 @@ def version_option(option: str, text: str) -> Version:
         return Version(text)
     except InvalidVersion:
         raise UserError(f"{option} {text!r}: not a version (PEP 440)") from None
+
+
+def searched_index(wheelhouse: Path | None, given: IndexSettings | None) -> IndexSettings:
+    """Where a bisect or a sweep lists and installs its candidates: ``--wheelhouse``
+    alone, else the cell's indexes, else the user's PIP_* / UV_* settings."""
+    if wheelhouse is not None:
+        return IndexSettings.wheelhouse(wheelhouse)
+    return given or IndexSettings.from_environment()
 
 
 @dataclass

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from repromatrix.bisect.candidates import Listing, list_releases, version_option
+from repromatrix.bisect.candidates import Listing, list_releases, searched_index, version_option
 from repromatrix.bisect.check import CellSettings, Probe, searched_probe
 from repromatrix.bisect.rerun import as_of_args, rerun_command, shown_path
 from repromatrix.bisect.search import Find, walk_between
@@ -77,10 +77,7 @@ def plan(options: BisectOptions) -> Plan:
     )
     if options.jobs < 1:
         raise UserError(f"--jobs {options.jobs}: must be at least 1")
-    if options.wheelhouse is not None:
-        index = IndexSettings.wheelhouse(options.wheelhouse)
-    else:
-        index = options.index or IndexSettings.from_environment()
+    index = searched_index(options.wheelhouse, options.index)
     listing = list_releases(package, index)
     missing = [v for v in (good, bad) if listing.find(v) is None]
     if missing:

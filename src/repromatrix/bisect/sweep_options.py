@@ -13,7 +13,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from repromatrix.bisect.candidates import Listing, list_releases, version_option
+from repromatrix.bisect.candidates import Listing, list_releases, searched_index, version_option
 from repromatrix.bisect.check import CellSettings, Probe, searched_probe
 from repromatrix.bisect.rerun import as_of_args, rerun_command
 from repromatrix.bisect.sweep_ranges import Releases, select
@@ -75,10 +75,7 @@ def plan(options: SweepOptions) -> Plan:
     probe = searched_probe(
         package, options.pins, options.probe, as_of=options.as_of, searched="swept"
     )
-    if options.wheelhouse is not None:
-        index = IndexSettings.wheelhouse(options.wheelhouse)
-    else:
-        index = options.index or IndexSettings.from_environment()
+    index = searched_index(options.wheelhouse, options.index)
     listing = list_releases(package, index)
     low, high = sorted((start, end))
     candidates = select(listing.between(low, high, pre=options.pre), options.releases)
