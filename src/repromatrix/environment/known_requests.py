@@ -28,6 +28,7 @@ REQUESTS = "_requests"
 
 class Known(NamedTuple):
     identity: str
+    home: Path  # the cell's folder in the store
     packages: dict  # resolved.json: name -> [version, origin]
     time_travel: TimeTravel | None
 
@@ -58,7 +59,7 @@ def known_cell(
         from repromatrix.environment.as_of import TimeTravel
 
         travel = TimeTravel(**saved["time_travel"])
-    return Known(saved["identity"], packages, travel)
+    return Known(saved["identity"], home, packages, travel)
 
 
 def remember_cell(

@@ -118,9 +118,14 @@ class EnvStore:
         known = known_cell(self.root, request, interpreter, system)
         if known is not None:
             say(f"reusing environment {known.identity[:16]} (same exact pins)")
-            home = self.root / known.identity[:16]
             return self._environment(
-                home, known.identity, interpreter, known.packages, True, started, known.time_travel
+                known.home,
+                known.identity,
+                interpreter,
+                known.packages,
+                True,
+                started,
+                known.time_travel,
             )
         uv = uv_binary()  # found only now: a reused cell needs no uv (nor its import)
         travel = None
