@@ -115,6 +115,24 @@ def test_check_without_a_pin_exits_128(cases: Path, capsys) -> None:
     assert code == 128 and "--pin" in line
 
 
+SWEEP_CASE = ["sweep", "--case", "test_a.py::test_a"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "exit_code"),
+    [
+        (["check", "--case", "test_a.py::test_a", "--pin", "six==1.16.0", "--bogus"], 128),
+        (["list", "--bogus"], 2),
+        ([*SWEEP_CASE, "--package", "six", "--from", "1.15", "--to", "1.16", "--bogus"], 2),
+    ],
+)
+def test_an_unknown_option_exits_with_the_commands_own_bad_input_code(
+    cases: Path, capsys, argv: list[str], exit_code: int
+) -> None:
+    code, line = _refused(argv, cases, capsys)
+    assert code == exit_code and "unrecognized arguments: --bogus" in line
+
+
 BISECT = ["bisect", "--package", "peft", "--good", "0.17.0", "--bad", "0.17.1"]
 
 

@@ -223,12 +223,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as done:  # --help, --version, or argparse's own one-line error
         return done.code if isinstance(done.code, int) else 0 if done.code is None else 2
     if unknown:
-        # check's bad input exits 128 (git bisect run stops), everything else's 2.
-        code = 2
-        if args.command == "check":
-            from repromatrix.cli.bisect import CheckInputError  # loaded with check's parser
-
-            code = CheckInputError.exit_code
+        # Each command's own bad-input exit: check's 128 (git bisect run stops), else 2.
+        assert parser.commands is not None
+        code = parser.commands.choices[args.command].bad_input_exit
         print(
             f"repromatrix {args.command}: error: unrecognized arguments: {' '.join(unknown)}",
             file=sys.stderr,
