@@ -4,6 +4,7 @@ stays, closes and reopens. The issue body is the only memory between nights."""
 
 from __future__ import annotations
 
+from repromatrix.github.markdown import COMMENT_LIMIT
 from repromatrix.nightly import tracking
 from repromatrix.results import CaseResult, CombinationResult, Results
 
@@ -127,7 +128,7 @@ def test_possibly_fixed_names_the_exact_registry_edit() -> None:
 def test_the_body_stays_under_githubs_limit_and_its_state_readable() -> None:
     cases = [(f"test_a.py::test_{i}[{'-->' * 3}]", "failed") for i in range(300)]
     update = tracking.follow(None, night("d", *cases), summary="x" * 200_000)
-    assert len(update.body) <= tracking.BODY_LIMIT
+    assert len(update.body) <= COMMENT_LIMIT
     state = carried(update)
     assert state is not None and len(state.failures) == 300  # "-->" in ids kept the JSON whole
 

@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from repromatrix.bisect.report import duration
+from repromatrix.github.markdown import table_cell
 from repromatrix.redact import redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
 
@@ -96,10 +97,6 @@ def verdict_line(record: CulpritRecord) -> str:
     return f"no culprit: {record.reason or record.status} ({took})"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def markdown(record: CulpritRecord) -> str:
     lines = [f"**{record.verdict or verdict_line(record)}**", ""]
     if record.culprits:
@@ -109,12 +106,12 @@ def markdown(record: CulpritRecord) -> str:
             along = ", ".join(c.get("moved_along") or []) or "-"
             lines.append(
                 f"| {c['package']} | {c.get('good') or '-'} | {c.get('lock_bad') or '-'} | "
-                f"{c.get('bad') or '-'} | {_cell(along)} |"
+                f"{c.get('bad') or '-'} | {table_cell(along)} |"
             )
         lines.append("")
     if record.release_bisect:
         rb = record.release_bisect
-        lines += [f"Release bisect: {_cell(rb.get('verdict', rb.get('status', '')))}", ""]
+        lines += [f"Release bisect: {table_cell(rb.get('verdict', rb.get('status', '')))}", ""]
     lines += [
         f"Probe: {_probe_text(record.probe)}; {len(record.changed)} packages differ between "
         f"the locks; {record.runs} cell runs (at most {record.most_runs} with one culprit "
@@ -130,8 +127,8 @@ def markdown(record: CulpritRecord) -> str:
             continue  # refused by the resolver, or a mix tested before: in culprit.json
         applied = _applied_text(step, len(record.changed))
         lines.append(
-            f"| {step.number} | {step.role} | {_cell(applied)} | {step.outcome} | "
-            f"{step.seconds:.1f} | {_cell(step.detail[:200])} |"
+            f"| {step.number} | {step.role} | {table_cell(applied)} | {step.outcome} | "
+            f"{step.seconds:.1f} | {table_cell(step.detail[:200])} |"
         )
     refused = sum(1 for step in record.steps if step.outcome == "unresolvable")
     if refused:

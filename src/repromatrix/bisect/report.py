@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from repromatrix import procs
 from repromatrix.bisect.rerun import refusal_line
 from repromatrix.environment import Environment
+from repromatrix.github.markdown import table_cell
 from repromatrix.redact import redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
 
@@ -204,10 +205,6 @@ def _version_links(record: BisectRecord, version: str) -> str:
     return " ".join(links)
 
 
-def _cell(text: str) -> str:
-    return redact_text(text).replace("|", "\\|").replace("\n", " ")
-
-
 def markdown(record: BisectRecord, *, script_text: str | None = None) -> str:
     """bisect.md: the answer first, as an issue comment reads best."""
     lines = [
@@ -273,7 +270,7 @@ def markdown(record: BisectRecord, *, script_text: str | None = None) -> str:
         when = f" {(step.as_of or 'today')[:10]} |" if dated else ""
         lines.append(
             f"| {number} | {step.round or number} | {step.version}{role} | {step.outcome} "
-            f"| {step.seconds:.1f} |{when} {_cell(step.detail)} |"
+            f"| {step.seconds:.1f} |{when} {table_cell(redact_text(step.detail))} |"
         )
     lines += ["", "<details>", "<summary>command and environment</summary>", "", "Reproduce with:"]
     lines += ["", "```sh", redact_text(record.command), "```", ""]
@@ -347,7 +344,8 @@ def _commits_lines(record: BisectRecord) -> list[str]:
     if answer:
         pr = f" (PR #{answer['pr']})" if answer.get("pr") else ""
         lines.append(
-            f"- first {record.first_word} commit: `{answer['sha']}` {_cell(answer['subject'])}{pr}"
+            f"- first {record.first_word} commit: `{answer['sha']}` "
+            f"{table_cell(redact_text(answer['subject']))}{pr}"
         )
     return lines
 

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from repromatrix.bisect.rerun import refusal_line
+from repromatrix.github.markdown import table_cell
 from repromatrix.redact import URL_CREDENTIALS, redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
 
@@ -205,7 +206,7 @@ def markdown(record: SweepRecord, script_text: str | None = None) -> str:
     lines += ["", "| version | outcome | seconds | message |", "|---|---|---:|---|"]
     for result in record.results:
         repro = record.reproducers.get(result.version)
-        message = _cell(result.message) + (f" (`{repro}`)" if repro else "")
+        message = table_cell(redact_text(result.message)) + (f" (`{repro}`)" if repro else "")
         lines.append(f"| {result.version} | {result.outcome} | {result.seconds:.1f} | {message} |")
     if record.reproducers:
         lines += [
@@ -235,10 +236,6 @@ def _as_of_words(record: SweepRecord) -> str:
     if record.as_of == record.package:
         return f", each release with the stack of its upload day (--as-of {record.as_of})"
     return f", the rest of the stack as of {record.as_of}"
-
-
-def _cell(text: str) -> str:
-    return redact_text(text).replace("|", "\\|").replace("\n", " ")
 
 
 # --------------------------------------------------------------------------- reproducers

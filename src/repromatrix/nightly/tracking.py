@@ -25,19 +25,18 @@ reopened when something breaks again.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from repromatrix.github.hidden import hidden, read_hidden
+from repromatrix.github.markdown import COMMENT_LIMIT, cut, table_cell
 from repromatrix.outcomes import FAILURES, CaseStatus, CombinationStatus
 from repromatrix.results import CombinationResult, Results
 
 STATE_SCHEMA = 1
-_STATE = re.compile(r"<!-- repromatrix:tracking (?P<json>\{.*?\}) -->", re.DOTALL)
 _HUNT = re.compile(r"<!-- repromatrix:hunt (?P<key>[^>]*?) -->")
 INSTALL = "<install>"  # the "case" of a combination that does not install
-BODY_LIMIT = 65_536  # GitHub's limit on an issue body
 MESSAGE_LIMIT = 200
 
 
@@ -79,25 +78,25 @@ class TrackingState:
     hunts: list[Hunt] = field(default_factory=list)
     last_run: str = ""
 
-    def dump(self) -> str:
+    def hidden(self) -> str:
+        """The body's first line: this state, in the one hidden-state codec."""
         data = {
             "schema": STATE_SCHEMA,
             "failures": [asdict(f) for f in self.failures.values()],
             "hunts": [asdict(h) for h in self.hunts],
             "last_run": self.last_run,
         }
-        # "-->" cannot appear inside an HTML comment; JSON escapes keep it readable back.
-        return json.dumps(data, separators=(",", ":")).replace("-->", "--\\u003e")
+        return hidden("tracking", data)
 
 
 def read_state(body: str) -> TrackingState | None:
-    """The state an issue body carries; None when it carries none (or an unreadable one:
-    the issue is then rebuilt from tonight alone, never a traceback)."""
-    match = _STATE.search(body or "")
-    if match is None:
+    """The state an issue body carries on its first line (where render writes it; the
+    summary quoted below it cannot stand in for it); None when it carries none (or an
+    unreadable one: the issue is then rebuilt from tonight alone, never a traceback)."""
+    data = read_hidden(body, "tracking", line="first")
+    if not isinstance(data, dict):
         return None
     try:
-        data = json.loads(match.group("json"))
         if data.get("schema") != STATE_SCHEMA:
             return None
         failures = [Failure(**f) for f in data.get("failures", [])]
@@ -303,7 +302,7 @@ def render(update: Update, night: Night, summary: str = "") -> str:
     limit)."""
     run = f"[run]({night.run})" if night.run else "this run"
     head = [
-        f"<!-- repromatrix:tracking {update.state.dump()} -->",
+        update.state.hidden(),
         f"## Nightly of {night.date}: {len(update.new)} new, {len(update.still)} still "
         f"failing, {len(update.fixed)} fixed ({run})",
         "",
@@ -321,14 +320,10 @@ def render(update: Update, night: Night, summary: str = "") -> str:
     if not update.needs_issue:
         text += "\nEverything is back to pass / known-broken.\n"
     if summary:
-        room = BODY_LIMIT - len(text) - 200
-        shown = summary if len(summary) <= room else summary[: max(room, 0)] + "\n\n(cut)"
+        room = COMMENT_LIMIT - len(text) - 200
+        shown = cut(summary, max(room, 0), "\n\n(cut)")
         text += f"\n<details><summary>Tonight's summary</summary>\n\n{shown}\n\n</details>\n"
-    return text[:BODY_LIMIT]
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return cut(text, COMMENT_LIMIT)
 
 
 def _table(title: str, failures: list[Failure], *, with_since: bool) -> str:
@@ -343,9 +338,9 @@ def _table(title: str, failures: list[Failure], *, with_since: bool) -> str:
     rows = []
     for f in failures:
         since = f"[{f.since}]({f.since_run})" if f.since_run else (f.since or "before tracking")
-        cells = [f"`{f.combination}`", f"`{_cell(f.case)}`", f.status]
+        cells = [f"`{f.combination}`", f"`{table_cell(f.case)}`", f.status]
         cells += [since] if with_since else []
-        rows.append("| " + " | ".join([*cells, _cell(f.message)]) + " |")
+        rows.append("| " + " | ".join([*cells, table_cell(f.message)]) + " |")
     return "\n".join([f"### {title}", "", head, rule, *rows, ""]) + "\n"
 
 

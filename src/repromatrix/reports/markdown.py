@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 
+from repromatrix.github.markdown import COMMENT_LIMIT
 from repromatrix.redact import redact_text
 from repromatrix.reports import environment
 from repromatrix.reports.markdown_details import details, lists
@@ -42,7 +43,7 @@ from repromatrix.reports.view import (
     run_facts,
 )
 
-MAX_CHARS = 65_536
+MAX_CHARS = COMMENT_LIMIT
 COLLECT_ENV_CHARS = 6_000
 # Shares of what is left after the fixed parts (headline, environment, footer),
 # in the order the sections are filled; what one section leaves unused flows on.

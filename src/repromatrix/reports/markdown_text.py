@@ -5,25 +5,18 @@ budget with a note saying what was left out, and the status legend under a table
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 
+from repromatrix.github.markdown import code_block, code_span
 from repromatrix.reports.view import STATUS_STYLE, View
+
+__all__ = ["code", "code_block", "fit", "more_note", "status_legend"]
 
 
 def code(text: str) -> str:
-    """An inline code span that survives backticks and pipes in ``text``."""
-    text = " ".join(text.split()).replace("|", "\\|")
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or longest else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def code_block(text: str, language: str = "text") -> str:
-    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
-    fence = "`" * (longest + 1)
-    return f"{fence}{language}\n{text.rstrip()}\n{fence}\n"
+    """An inline code span that survives backticks and pipes in ``text`` (a table cell
+    or not: summary.md's spans are the same everywhere)."""
+    return code_span(text, cell=True)
 
 
 def fit(
