@@ -240,3 +240,79 @@ def signal_name(returncode: int) -> str | None:
         return signal.Signals(-returncode).name
     except ValueError:
         return f"signal {-returncode}"
+
+
+# ------------------------------------------------------------------ every descendant
+# A child started here runs in its own session and dies with us, and a timeout kills its
+# group; a grandchild that forks again and leaves the session (a daemon) escapes both,
+# and init adopts it. A child subreaper adopts it instead: after `become_subreaper()`,
+# every orphan below this process is re-parented to it, so `kill_descendants()` finds
+# each one by walking /proc from here, however it detached and whatever it closed.
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Linux: this process adopts its orphaned descendants; False where it cannot."""
+    prctl = _prctl()
+    return prctl is not None and prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def _children() -> dict[int, list[int]]:
+    """Parent pid -> child pids, from /proc (Linux)."""
+    tree: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                # pid (comm) state ppid ...: comm may hold spaces and parentheses.
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        tree.setdefault(int(fields[1]), []).append(int(entry.name))
+    return tree
+
+
+def descendants(root: int | None = None) -> list[int]:
+    """Every live process below ``root`` (this process), parents before children."""
+    if not sys.platform.startswith("linux"):
+        return []
+    tree = _children()
+    found, queue = [], list(tree.get(root or os.getpid(), []))
+    while queue:
+        pid = queue.pop(0)
+        found.append(pid)
+        queue.extend(tree.get(pid, []))
+    return found
+
+
+def kill_descendants(rounds: int = 50) -> int:
+    """SIGKILL every process below this one, again until none is left (one that forked
+    meanwhile is adopted here and found by the next round), reaping what this process
+    adopted. How many were killed. Call it when no child of ours should be running."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    killed: set[int] = set()
+    for _ in range(rounds):
+        found = descendants()
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        _reap()
+        if not found:
+            break
+        time.sleep(0.02)
+    return len(killed)
+
+
+def _reap() -> None:
+    """Collect every child of ours that has ended (adopted orphans included)."""
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
