@@ -3,8 +3,8 @@ command line (authenticated by GH_TOKEN in CI, or ``gh auth login``): issues lis
 opened, edited, commented, closed and reopened (the nightly's tracking issue,
 nightly/tracking.py decides which); workflows dispatched; last night's artifact
 downloaded; a summary posted on an issue; for issue commands (issue/), an issue's
-comments listed, created and edited, a reaction on a comment, the open issues with a
-label (``IssueComments``, through ``gh api``).
+comments listed, created, edited and deleted, a reaction on a comment, the open
+issues with a label, a labeller's permission (``IssueComments``, through ``gh api``).
 Without a usable gh the commands are printed instead, so a person can run them where
 gh works, and nothing claims to have been done."""
 
@@ -192,6 +192,17 @@ class IssueComments:
 
     def edit(self, comment: int, body: str) -> None:
         self._api(f"issues/comments/{comment}", "--method", "PATCH", payload={"body": body})
+
+    def delete(self, comment: int) -> None:
+        self._api(f"issues/comments/{comment}", "--method", "DELETE")
+
+    def permission(self, login: str) -> str:
+        """What ``login`` may do here: admin, maintain, write, triage, read or none (a
+        labeled event says who labelled, not with what right)."""
+        found = self._api(f"collaborators/{quote(login, safe='')}/permission")
+        first = found[0] if found else {}
+        role = first.get("role_name") if isinstance(first, dict) else None
+        return role if isinstance(role, str) else "none"
 
     def react(self, comment: int, content: str) -> None:
         """A reaction on a comment: eyes, rocket, confused, ..."""

@@ -1,13 +1,13 @@
 """The bot's GitHub side against an in-memory issue tracker: reactions, refusal
-replies, one bot comment edited in place, a flip said once, answers trusted for their
-shape only."""
+replies, one bot comment (each answer a new one that folds the last in), a flip said
+once, answers trusted for their shape only."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from repromatrix.issue.answer import Result, write_result
+from repromatrix.issue.answer import Result, artifact_name, write_result
 from repromatrix.issue.bot import FLIP_MARKER, acknowledge, post_answers
 from repromatrix.issue.plan import Job, Plan, Reply
 from repromatrix.issue.state import MARKER, read_state
@@ -39,6 +39,10 @@ class Tracker:
                     return
         raise AssertionError(f"no comment {comment}")
 
+    def delete(self, comment: int) -> None:
+        for issue, comments in self.comments_by_issue.items():
+            self.comments_by_issue[issue] = [c for c in comments if c["id"] != comment]
+
     def react(self, comment: int, content: str) -> None:
         self.reactions.append((comment, content))
 
@@ -61,12 +65,20 @@ def test_ack_reacts_eyes_to_a_run_and_confused_with_a_reply_to_a_refusal() -> No
     assert tracker.comments(4)[0]["body"] == "cannot run: why"
 
 
-def test_answers_go_into_one_bot_comment_edited_in_place(tmp_path: Path) -> None:
+def _post(plan: Plan, answers: Path, tracker: Tracker, run_url: str) -> None:
+    post_answers(plan, answers / "plan", answers, tracker, run_url, say=lambda _l: None)  # type: ignore[arg-type]
+
+
+def _write(folder: Path, result: Result) -> None:
+    write_result(folder / artifact_name(result.issue), result)
+
+
+def test_answers_go_into_one_bot_comment(tmp_path: Path) -> None:
     tracker = Tracker()
     tracker.create(3, f"{MARKER}\nfake: a person's comment is not the bot's", login="mallory")
     for n in (1, 2):
-        write_result(tmp_path, Result(issue=3, kind="check", status="done", markdown=f"answer {n}"))
-        post_answers(_plan(_job()), tmp_path, tracker, "https://run/1", say=lambda _l: None)  # type: ignore[arg-type]
+        _write(tmp_path, Result(issue=3, kind="check", status="done", markdown=f"answer {n}"))
+        _post(_plan(_job()), tmp_path, tracker, "https://run/1")
     bots = [c for c in tracker.comments(3) if c["user"]["type"] == "Bot"]
     assert len(bots) == 1
     body = bots[0]["body"]
@@ -78,11 +90,12 @@ def test_answers_go_into_one_bot_comment_edited_in_place(tmp_path: Path) -> None
 
 def test_a_missing_or_forged_answer_is_said_not_trusted(tmp_path: Path) -> None:
     tracker = Tracker()
-    post_answers(_plan(_job()), tmp_path, tracker, "https://run/1", say=lambda _l: None)  # type: ignore[arg-type]
-    (tmp_path / "3").mkdir(exist_ok=True)
+    _post(_plan(_job()), tmp_path, tracker, "https://run/1")
+    folder = tmp_path / artifact_name(3) / "3"
+    folder.mkdir(parents=True)
     forged = {"issue": 4, "kind": "check", "status": "done", "markdown": "hi"}
-    (tmp_path / "3" / "answer.json").write_text(json.dumps(forged))
-    post_answers(_plan(_job()), tmp_path, tracker, "https://run/2", say=lambda _l: None)  # type: ignore[arg-type]
+    (folder / "answer.json").write_text(json.dumps(forged))
+    _post(_plan(_job()), tmp_path, tracker, "https://run/2")
     (bot,) = tracker.comments(3)
     assert "No answer: the run's answer is for another issue." in bot["body"]
     assert "No answer: the run left no answer." in bot["body"]
@@ -98,8 +111,8 @@ def _night(tracker: Tracker, folder: Path, outcome: str, version: str) -> None:
         versions={"transformers": version},
         markdown=f"{outcome} with transformers {version}",
     )
-    write_result(folder, result)
-    post_answers(_plan(_job("watch", None)), folder, tracker, "https://run/n", say=lambda _l: None)  # type: ignore[arg-type]
+    _write(folder, result)
+    _post(_plan(_job("watch", None)), folder, tracker, "https://run/n")
 
 
 def test_a_watch_flip_is_commented_once_and_the_state_remembers(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from repromatrix.github.markdown import COMMENT_LIMIT
 from repromatrix.issue.state import (
     MARKER,
-    MAX_COMMENT,
     Answer,
     Observed,
     State,
@@ -51,15 +51,17 @@ def test_earlier_answers_are_collapsed_newest_first() -> None:
 
 @settings(max_examples=50, deadline=None)
 @given(st.text())
-def test_any_comment_text_reads_as_a_state(text: str) -> None:
-    assert isinstance(read_state(text), State)
-    assert read_state(text + "<!-- repromatrix:state QUJD -->") == State()
+def test_any_comment_text_reads_as_a_state_or_none(text: str) -> None:
+    assert read_state(text) is None or isinstance(read_state(text), State)
+    assert read_state(MARKER + text + "\n<!-- repromatrix:state QUJD -->") is None
 
 
-def test_a_hand_edited_state_starts_over() -> None:
+def test_a_hand_edited_state_is_no_state_not_an_empty_one() -> None:
+    # None, not State(): the bot then leaves that comment alone rather than writing an
+    # empty memory over it (bot.memory).
     text = render(State(answers=[_answer(1)]))
     broken = text.replace("repromatrix:state ", "repromatrix:state AAAA")
-    assert read_state(broken) == State()
+    assert read_state(broken) is None
 
 
 def test_the_comment_stays_under_the_limit_trimming_the_oldest_first() -> None:
@@ -70,7 +72,7 @@ def test_the_comment_stays_under_the_limit_trimming_the_oldest_first() -> None:
         for n in range(20, 0, -1)
     ]
     state, text = fitted(State(answers=answers))
-    assert len(text) <= MAX_COMMENT
+    assert len(text) <= COMMENT_LIMIT
     kept = [a.title for a in state.answers]
     assert kept == [f"#{n}" for n in range(20, 20 - len(kept), -1)]  # the newest ones
     assert state.trimmed == 20 - len(kept) > 0
@@ -82,6 +84,6 @@ def test_one_huge_answer_is_cut_and_says_so() -> None:
     rng = random.Random(3)
     body = "".join(rng.choices(string.ascii_letters, k=200_000))
     state, text = fitted(State(answers=[Answer(title="big", body=body)]))
-    assert len(text) <= MAX_COMMENT
+    assert len(text) <= COMMENT_LIMIT
     assert "(cut: the whole report is in the run's artifact)" in text
     assert read_state(text) == state

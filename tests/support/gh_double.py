@@ -47,6 +47,8 @@ EMPTY_STATE: dict[str, Any] = {
     # Issue comments as the REST API has them (issue commands, issue/bot.py): {id, issue,
     # body, user: {login, type}, author_association, reactions: [content, ...]}.
     "rest_comments": [],
+    # Who may do what (the collaborator permission API): {login: role_name}.
+    "permissions": {},
 }
 BOT_USER = {"login": "github-actions[bot]", "type": "Bot"}  # who the workflow token posts as
 
@@ -145,6 +147,16 @@ class GhDouble:
         user = BOT_USER if login == BOT_USER["login"] else {"login": login, "type": "User"}
         with _locked(self.state) as state:
             return _new_comment(state, issue, body, user, association)["id"]
+
+    def set_permission(self, login: str, role: str) -> None:
+        """``login``'s role here (admin, maintain, write, triage, read; none when unset)."""
+        with _locked(self.state) as state:
+            state.setdefault("permissions", {})[login] = role
+
+    def edit_issue(self, number: int, body: str) -> None:
+        """The issue's author edits its body."""
+        with _locked(self.state) as state:
+            _find_issue(state, str(number))["body"] = body
 
     def comments(self, issue: int) -> list[dict[str, Any]]:
         """The REST comments of ``issue``, oldest first."""
@@ -437,8 +449,9 @@ def _new_comment(
     state: dict[str, Any], issue: int, body: str, user: dict[str, str], association: str
 ) -> dict[str, Any]:
     comments = state.setdefault("rest_comments", [])
+    state["last_comment_id"] = state.get("last_comment_id", 9000) + 1  # never reused
     comment = {
-        "id": 9000 + len(comments) + 1,
+        "id": state["last_comment_id"],
         "issue": issue,
         "body": body,
         "user": user,
@@ -455,6 +468,9 @@ def _issues_rest(endpoint: str, method: str, payload: dict[str, Any], state: dic
     edited, a reaction, the open issues with a label. None: not one of these."""
     path, _, query = endpoint.partition("?")
     parts = path.strip("/").split("/")
+    if parts[:1] == ["repos"] and len(parts) == 6 and parts[3] == "collaborators":
+        role = state.get("permissions", {}).get(parts[4], "none")
+        return {"permission": "write" if role == "maintain" else role, "role_name": role}
     if parts[:1] != ["repos"] or len(parts) < 4 or parts[3] != "issues":
         return None
     tail = parts[4:]
@@ -473,9 +489,12 @@ def _issues_rest(endpoint: str, method: str, payload: dict[str, Any], state: dic
         if len(tail) == 3 and tail[2] == "reactions" and method == "POST":
             comment["reactions"].append(str(payload.get("content")))
             return {"content": payload.get("content")}
-        if len(tail) == 2 and method == "PATCH":
+        if len(tail) == 2 and method in ("PATCH", "DELETE"):
             if comment["user"] != BOT_USER:
                 raise GhError(FORBIDDEN)  # the token edits only its own comments
+            if method == "DELETE":
+                comments.remove(comment)
+                return {}
             comment["body"] = str(payload.get("body", ""))
             return comment
         return comment

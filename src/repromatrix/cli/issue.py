@@ -1,15 +1,18 @@
 """``repromatrix issue``: the four steps of .github/workflows/issue-repro.yml.
 
-    repromatrix issue parse [--out plan]      the event -> plan/ (jobs, refusals); no repro runs
-    repromatrix issue ack --plan plan         👀 on commands that run, 😕 + a reply on refusals
-    repromatrix issue run --plan plan --out answers
-                                              each job through sweep / bisect / check
+    repromatrix issue parse [--out plan]      the event -> plan/ (jobs, refusals, approvals);
+                                              no repro runs
+    repromatrix issue ack --plan plan         👀 on commands that run, 😕 + a reply on refusals,
+                                              approvals into the bot comment
+    repromatrix issue run --plan plan --issue N --out answers
+                                              issue N's job through sweep / bisect / check
     repromatrix issue post --plan plan --answers answers --run-url URL
                                               the bot comment, 🚀, a watch's flip
 
 ``parse`` reads $GITHUB_EVENT_NAME and the payload at $GITHUB_EVENT_PATH (issue_comment:
-a command; schedule or workflow_dispatch: the nightly watch). A bad command is data
-(a refusal in the plan, exit 0); a bad configuration or invocation exits 2.
+a command; issues: a label that approves; schedule or workflow_dispatch: the nightly
+watch). A bad command is data (a refusal in the plan, exit 0); a bad configuration,
+invocation or repository name exits 2.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--plan", type=Path, default=Path("plan"))
     run.add_argument("--out", type=Path, default=Path("answers"))
     run.add_argument("--cases", type=Path, default=Path("cases"))
+    run.add_argument("--issue", type=int, help="run only this issue's job (one run job each)")
     post = steps.add_parser("post", help="post a run's answers on their issues")
     post.add_argument("--plan", type=Path, default=Path("plan"))
     post.add_argument("--answers", type=Path, default=Path("answers"))
@@ -73,41 +77,58 @@ def run_command(args: argparse.Namespace) -> int | None:
     if args.step == "ack":
         acknowledge(plan, IssueComments(plan.repository))
     elif args.step == "run":
-        results = run_plan(plan, args.plan, args.out, args.cases)
+        results = run_plan(plan, args.plan, args.out, args.cases, issue=args.issue)
         # A fault of repromatrix itself turns the job red (the issue is told either way);
         # a command that could not run is an answer, and the job stays green.
         return 1 if any(r.status == "failed" for r in results) else 0
     else:
-        post_answers(plan, args.answers, IssueComments(plan.repository), args.run_url)
+        client = IssueComments(plan.repository)
+        failed = post_answers(plan, args.plan, args.answers, client, args.run_url)
+        return 1 if failed else 0  # the other issues were answered all the same
     return 0
 
 
 def _parse(args: argparse.Namespace) -> int:
     from repromatrix.gh import IssueComments
+    from repromatrix.github.repository import repository_name
     from repromatrix.issue.bot import watch_plan
     from repromatrix.issue.config import load_settings
-    from repromatrix.issue.event import comment_plan, preflight_in, repository_of
+    from repromatrix.issue.event import comment_plan, labeled_plan, preflight_in
     from repromatrix.issue.plan import write_plan
 
     settings = load_settings(args.config)
     name = args.event_name or os.environ.get("GITHUB_EVENT_NAME", "")
-    fallback = os.environ.get("GITHUB_REPOSITORY", "")
-    if name == "issue_comment":
+    if name in ("issue_comment", "issues"):
         payload = _payload(args.event or Path(os.environ.get("GITHUB_EVENT_PATH", "")))
-        repository = repository_of(payload, fallback)
-        _repository(repository)
-        plan, repros = comment_plan(
-            payload, settings, preflight_in(args.out, args.cases, settings), repository
-        )
+        given = payload.get("repository") if isinstance(payload, dict) else None
+        full_name = given.get("full_name") if isinstance(given, dict) else None
+        if full_name is None:
+            full_name = os.environ.get("GITHUB_REPOSITORY", "")
+            repository = repository_name(full_name, "$GITHUB_REPOSITORY")
+        else:
+            repository = repository_name(full_name, "the event's repository.full_name")
+        if name == "issues":
+            client = IssueComments(repository)
+            plan = labeled_plan(payload, settings, lambda login: _role(client, login), repository)
+            repros: dict[int, str] = {}
+        else:
+            preflight = preflight_in(args.out, args.cases, settings)
+            plan, repros = comment_plan(payload, settings, preflight, repository)
     elif name in ("schedule", "workflow_dispatch"):
-        _repository(fallback)
-        plan, repros = watch_plan(IssueComments(fallback), settings, fallback)
+        repository = repository_name(os.environ.get("GITHUB_REPOSITORY", ""), "$GITHUB_REPOSITORY")
+        plan, repros = watch_plan(IssueComments(repository), settings, repository)
     else:
-        raise UserError(f"event {name[:40]!r}: issue parse answers issue_comment and schedule")
+        raise UserError(
+            f"event {name[:40]!r}: issue parse answers issue_comment, issues and schedule"
+        )
     write_plan(plan, args.out, repros)
     for note in plan.notes:
         print(note)
-    outputs = {"jobs": len(plan.jobs), "replies": len(plan.replies)}
+    outputs = {
+        "jobs": len(plan.jobs),
+        "issues": json.dumps(sorted({job.issue for job in plan.jobs})),
+        "ack": plan.acks(),
+    }
     if os.environ.get("GITHUB_OUTPUT"):
         with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as out:
             out.writelines(f"{key}={value}\n" for key, value in outputs.items())
@@ -115,10 +136,12 @@ def _parse(args: argparse.Namespace) -> int:
     return 0
 
 
-def _repository(name: str) -> None:
-    parts = name.split("/")
-    if len(parts) != 2 or not all(parts) or any(c in name for c in " \n\t`$"):
-        raise UserError(f"repository {name[:80]!r}: expected OWNER/NAME ($GITHUB_REPOSITORY)")
+def _role(client: object, login: str) -> str:
+    """The labeller's role; "none" when GitHub will not say (they are then not trusted)."""
+    try:
+        return client.permission(login)  # type: ignore[attr-defined]
+    except UserError:
+        return "none"
 
 
 def _payload(path: Path) -> object:

@@ -1,23 +1,30 @@
-"""What the ``run`` job hands the ``post`` job: answers/<issue>/answer.json.
+"""What a ``run`` job hands the ``post`` job: answers/<issue>/answer.json, uploaded as
+the artifact ``issue-answers-<issue>`` (one run job per issue), which post downloads
+into answers/issue-answers-<issue>/.
 
 The run job executed code from the internet, so the post job trusts nothing in this
-file beyond its shape: it is validated here (types, lengths), the issue and comment
-to answer come from the plan (the parse job's artifact), and its text is only ever
-rendered into a comment, never run.
+file beyond its shape: it is validated here (types, lengths; the followed packages'
+versions are package names and PEP 440 versions, as the flip comment says them), an
+issue's answer is read only from its own artifact's folder, the issue and comment to
+answer come from the plan (the parse job's artifact, checked against its digest), and
+its text is made inert and rendered into a comment, never run.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from repromatrix.results import write_json_atomic
 
 ANSWER_FILE = "answer.json"
 MAX_MARKDOWN = 60_000
+_PACKAGE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")
 
 
 class Result(BaseModel):
@@ -32,9 +39,27 @@ class Result(BaseModel):
     versions: dict[str, str] = Field(default_factory=dict, max_length=50)  # followed packages
     seconds: float = 0.0
 
+    @field_validator("versions")
+    @classmethod
+    def _versions(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, version in value.items():
+            if not _PACKAGE.match(name) or len(version) > 60:
+                raise ValueError(f"{name[:40]!r}: not a package name and version")
+            try:
+                Version(version)
+            except InvalidVersion:
+                raise ValueError(f"{name}: {version[:40]!r} is not a version") from None
+        return value
+
 
 def answer_folder(root: Path, issue: int) -> Path:
+    """Where a run job writes an issue's answer (and its reports and logs)."""
     return root / str(issue)
+
+
+def artifact_name(issue: int) -> str:
+    """The run job's artifact for ``issue``; post reads the answer only from its folder."""
+    return f"issue-answers-{issue}"
 
 
 def write_result(root: Path, result: Result) -> Path:
@@ -45,8 +70,9 @@ def write_result(root: Path, result: Result) -> Path:
 
 
 def read_result(root: Path, issue: int) -> Result | str:
-    """The answer for ``issue``, or why there is none (in words for the comment)."""
-    path = answer_folder(root, issue) / ANSWER_FILE
+    """The answer for ``issue`` in the downloaded artifacts under ``root``, or why there
+    is none (in words for the comment)."""
+    path = answer_folder(root / artifact_name(issue), issue) / ANSWER_FILE
     try:
         if path.is_symlink() or not path.is_file():
             return "the run left no answer"

@@ -1,134 +1,284 @@
-"""The bot's side of GitHub (through gh.IssueComments): reactions and refusals when a
-command arrives (``acknowledge``), the answer in the one bot comment and a flip said
+"""The bot's side of GitHub (through gh.IssueComments): reactions, refusals and approvals
+when an event arrives (``acknowledge``), the answer in the bot comment and a flip said
 once (``post_answers``), and the labelled issues the watch reads (``watch_plan``).
 
-Nothing here runs issue content: it reads the plan (the parse job's), the answers (the
-run job's, validated in answer.py) and renders.
+Nothing here runs issue content: it reads the plan (the parse job's, checked against
+its digest before repromatrix was installed from it), the answers (the run job's,
+validated in answer.py and made inert here) and renders.
+
+The bot comment is the issue's memory (state.py), and two runs may write it at once:
+no concurrency group serialises them (GitHub would cancel a pending command). So an
+update never edits what another run may be rewriting: it reads every bot comment of
+the issue, merges their states, and creates a new comment with the merged state and
+its change before deleting the ones it merged (a comment is deleted only once its
+answers are in a newer one). Two answers posted at once leave two comments, each
+complete; the next update folds them into one. Only the watch's quiet night (nothing
+but ``last_watched`` changes) edits in place: losing that to a race costs a turn of
+the rotation, never an answer or an approval.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
-from repromatrix.gh import IssueComments
+from repromatrix.errors import UserError
+from repromatrix.github.markdown import inert, one_line
 from repromatrix.issue.answer import Result, read_result
 from repromatrix.issue.config import IssueSettings
-from repromatrix.issue.plan import Job, Plan
-from repromatrix.issue.state import Answer, Observed, State, fitted, is_bot_comment, read_state
+from repromatrix.issue.plan import Job, Plan, Reply
+from repromatrix.issue.repro import MAX_REPRO, code_digest
+from repromatrix.issue.state import (
+    Answer,
+    Approval,
+    Observed,
+    Refused,
+    State,
+    fitted,
+    is_bot_comment,
+    merged,
+    read_state,
+    with_answer,
+)
 from repromatrix.issue.watch import candidates, flip, tonight, watch_job
 from repromatrix.results import utc_now
 
 FLIP_MARKER = "<!-- repromatrix:flip -->"
+CHANGED = (
+    "the repro changed since it was approved; a maintainer comments "
+    "`/repromatrix approve` or re-labels"
+)
+NOT_APPROVED = (
+    "the repro has not been approved for the nightly watch; a maintainer comments "
+    "`/repromatrix approve` or re-labels"
+)
 Say = Callable[[str], None]
+Change = Callable[[State], tuple[State, bool]]  # the new state; whether it adds an answer
 
 
-def acknowledge(plan: Plan, client: IssueComments, say: Say = print) -> None:
-    """😕 and a reply for each refusal; 👀 on each command that will run."""
+class Comments(Protocol):
+    def comments(self, issue: int) -> list[dict]: ...
+    def create(self, issue: int, body: str) -> int | None: ...
+    def edit(self, comment: int, body: str) -> None: ...
+    def delete(self, comment: int) -> None: ...
+    def react(self, comment: int, content: str) -> None: ...
+
+
+def bot_comments(comments: list[dict], bots: list[str]) -> list[dict]:
+    """The bot's comments, oldest first: the marker at the start, written by one of the
+    bot logins (a person, or another app, pasting the marker does not make one)."""
+    names = {name.lower() for name in bots}
+    found = []
+    for comment in comments:
+        user = comment.get("user") if isinstance(comment.get("user"), dict) else {}
+        login = str(user.get("login", "")).lower()
+        body, ident = comment.get("body"), comment.get("id")
+        if login in names and is_bot_comment(body) and isinstance(ident, int):
+            found.append(comment)
+    return found
+
+
+def memory(comments: list[dict], bots: list[str]) -> tuple[State, list[int]]:
+    """The merged state of the bot comments whose state reads, and their ids (a comment
+    whose state does not read is left as it is: never merged, edited or deleted)."""
+    states, ids = [], []
+    for comment in bot_comments(comments, bots):
+        state = read_state(comment.get("body"))
+        if state is not None:
+            states.append(state)
+            ids.append(comment["id"])
+    return (merged(states) if states else State()), ids
+
+
+def remember(
+    client: Comments, issue: int, bots: list[str], change: Change, say: Say, *, quiet: bool = False
+) -> State:
+    """Apply ``change`` to the issue's memory (see the module's docstring). ``quiet``: a
+    change whose loss to a race costs nothing (no answer, no approval) edits the one
+    bot comment in place, which notifies nobody."""
+    state, ids = memory(client.comments(issue), bots)
+    updated, adds = change(state)
+    kept, text = fitted(updated)
+    if quiet and not adds and len(ids) == 1:
+        try:
+            client.edit(ids[0], text)
+            return kept
+        except UserError:  # merged and deleted meanwhile: write it the safe way
+            return remember(client, issue, bots, change, say)
+    client.create(issue, text)
+    for old in ids:
+        try:
+            client.delete(old)
+        except UserError as err:  # gone already (another run merged it): nothing lost
+            say(f"#{issue}: an earlier bot comment stays: {err}")
+    return kept
+
+
+def acknowledge(plan: Plan, client: Comments, say: Say = print) -> None:
+    """😕 and a reply for each refusal; approvals into the bot comment; 👀 on each
+    command that will run."""
     for reply in plan.replies:
         if reply.comment is not None:
             client.react(reply.comment, "confused")
-        client.create(reply.issue, reply.body)
+        client.create(reply.issue, inert(reply.body))
+        if reply.refused is not None:
+            said = Refused(sha256=reply.refused, at=utc_now())
+            remember(client, reply.issue, plan.bots, _setting(refused=said), say, quiet=True)
         say(f"#{reply.issue}: refused (replied)")
+    for approval in plan.approvals:
+        approved = Approval(sha256=approval.sha256, by=approval.by, at=utc_now(), how=approval.how)
+        remember(client, approval.issue, plan.bots, _setting(approved=approved), say)
+        if approval.comment is not None:
+            client.react(approval.comment, "+1")
+        say(f"#{approval.issue}: approved {approval.sha256[:12]} ({approval.how} by {approval.by})")
     for job in plan.jobs:
         if job.comment is not None:
             client.react(job.comment, "eyes")
-            say(f"#{job.issue}: started ({job.line})")
+            say(f"#{job.issue}: started ({one_line(job.line, 200)})")
 
 
-def bot_comment(comments: list[dict]) -> dict | None:
-    """The bot's comment: the marker at its start, written by a bot account (a person
-    pasting the marker does not make a comment the bot's)."""
-    for comment in comments:
-        user = comment.get("user") if isinstance(comment.get("user"), dict) else {}
-        by_bot = user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]")
-        if by_bot and is_bot_comment(comment.get("body")) and isinstance(comment.get("id"), int):
-            return comment
-    return None
+def _setting(**changes: object) -> Change:
+    """A change of the memory that sets fields and adds no answer."""
+    return lambda state: (state.model_copy(deep=True, update=changes), False)
 
 
 def post_answers(
-    plan: Plan, answers: Path, client: IssueComments, run_url: str, say: Say = print
-) -> None:
+    plan: Plan, folder: Path, answers: Path, client: Comments, run_url: str, say: Say = print
+) -> int:
+    """Each job's answer into its issue's bot comment, a flip said once, 🚀 or 😕 on the
+    command. One issue's failure (gh, a bad answer) does not stop the others; how many
+    failed."""
+    failed = 0
     for job in plan.jobs:
-        result = read_result(answers, job.issue)
-        comments = client.comments(job.issue)
-        found = bot_comment(comments)
-        state = read_state(found.get("body")) if found else State()
-        state, flipped = _updated(state, job, result, run_url)
-        _, text = fitted(state)
-        if found is not None:
-            client.edit(found["id"], text)
-        else:
-            client.create(job.issue, text)
-        if flipped:
-            client.create(
-                job.issue, f"{FLIP_MARKER}\nrepromatrix watch: {flipped} ([run]({run_url}))"
-            )
-            say(f"#{job.issue}: {flipped}")
-        if job.comment is not None:
-            done = isinstance(result, Result) and result.status == "done"
-            client.react(job.comment, "rocket" if done else "confused")
-        say(f"#{job.issue}: answered ({'edited' if found else 'new'} bot comment)")
+        try:
+            _post_one(plan, folder, answers, client, run_url, job, say)
+        except UserError as err:
+            failed += 1
+            say(f"#{job.issue}: not answered: {err}")
+    return failed
+
+
+def _post_one(
+    plan: Plan, folder: Path, answers: Path, client: Comments, run_url: str, job: Job, say: Say
+) -> None:
+    result = read_result(answers, job.issue)
+    code = _code(folder, job)
+    now = utc_now()
+    answer = Answer(at=now, title=job.line, body=_body(result, run_url), url=run_url,
+                    code=code, code_sha256=code_digest(code) if code else "")  # fmt: skip
+    flipped: list[str] = []
+
+    def change(state: State) -> tuple[State, bool]:
+        updated, sentence, adds = _updated(state, job, result, answer, now)
+        if code and job.source == "issue" and job.kind != "watch" and job.author:
+            # A trusted command ran the issue's repro: that code is approved for the watch.
+            updated.approved = Approval(sha256=answer.code_sha256, by=job.author, at=now,
+                                        how="command")  # fmt: skip
+        if sentence:
+            flipped.append(sentence)
+        return updated, adds
+
+    remember(client, job.issue, plan.bots, change, say, quiet=job.kind == "watch")
+    if flipped:
+        body = f"{FLIP_MARKER}\nrepromatrix watch: {inert(flipped[0])} ([run]({run_url}))"
+        client.create(job.issue, body)
+        say(f"#{job.issue}: {flipped[0]}")
+    if job.comment is not None:
+        done = isinstance(result, Result) and result.status == "done"
+        client.react(job.comment, "rocket" if done else "confused")
+    say(f"#{job.issue}: answered")
+
+
+def _code(folder: Path, job: Job) -> str:
+    """The repro that ran, as the plan (checked against its digest) holds it."""
+    if job.case is not None:
+        return ""
+    path = folder / job.repro_name()
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > 4 * MAX_REPRO:
+            return ""
+        return path.read_text(encoding="utf-8")[:MAX_REPRO]
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _updated(
-    state: State, job: Job, result: Result | str, run_url: str
-) -> tuple[State, str | None]:
-    """The state with this run's answer; and the flip sentence of a watch, if any."""
-    now = utc_now()
-    if isinstance(result, str):
-        body = f"No answer: {result}. The run's log: {run_url}"
-        return _with(state, Answer(at=now, title=job.line, body=body, url=run_url)), None
-    answer = Answer(at=now, title=job.line, body=_body(result), url=run_url)
-    if job.kind != "watch":
-        return _with(state, answer), None
+    state: State, job: Job, result: Result | str, answer: Answer, now: str
+) -> tuple[State, str | None, bool]:
+    """The state with this run's answer; the flip sentence of a watch, if any; whether
+    an answer was added."""
+    if isinstance(result, str) or job.kind != "watch":
+        return with_answer(state, answer), None, True
     observed = Observed(outcome=result.outcome or "skip", versions=result.versions, at=now)
     flipped = flip(state.decisive, observed) if result.status == "done" else None
     changed = state.watch is None or (state.watch.outcome, state.watch.versions) != (
         observed.outcome,
         observed.versions,
     )
-    updated = _with(state, answer) if changed else state.model_copy(deep=True)
+    updated = with_answer(state, answer) if changed else state.model_copy(deep=True)
     updated.last_watched = now
     updated.watch = observed
     if observed.outcome in ("good", "bad") and result.status == "done":
         updated.decisive = observed
-    return updated, flipped
+    return updated, flipped, changed
 
 
-def _with(state: State, answer: Answer) -> State:
-    updated = state.model_copy(deep=True)
-    updated.answers.insert(0, answer)
-    return updated
-
-
-def _body(result: Result) -> str:
+def _body(result: Result | str, run_url: str) -> str:
+    """The answer as the comment shows it: the run job's text, made inert."""
+    if isinstance(result, str):
+        return f"No answer: {result}. The run's log: {run_url}"
     if result.status == "done":
-        return result.markdown or result.headline
+        return inert(result.markdown or one_line(result.headline))
     said = {"refused": "could not run", "timed-out": "ran out of time", "failed": "failed"}
-    body = f"The run {said[result.status]}: {result.headline}"
-    return body + (f"\n\n{result.markdown}" if result.markdown else "")
+    body = f"The run {said[result.status]}: {inert(one_line(result.headline))}"
+    return body + (f"\n\n{inert(result.markdown)}" if result.markdown else "")
 
 
 def watch_plan(
-    client: IssueComments, settings: IssueSettings, repository: str
+    client: object, settings: IssueSettings, repository: str
 ) -> tuple[Plan, dict[int, str]]:
-    """Tonight's watch: the least recently watched labelled issues, at most the limit."""
-    issues = client.labelled(settings.label)
+    """Tonight's watch: the least recently watched labelled issues whose repro is the
+    approved one, at most the limit. An issue whose comments cannot be read, or whose
+    body cannot be used, is a note; one whose repro is not the approved one gets the
+    line once (a reply with its sha256, which ack remembers)."""
+    issues = client.labelled(settings.label)  # type: ignore[attr-defined]
     states: dict[int, State] = {}
+    notes: list[str] = []
+    readable = []
     for item in issues:
-        number = item.get("number")
-        if isinstance(number, int) and not isinstance(number, bool):
-            found = bot_comment(client.comments(number))
-            states[number] = read_state(found.get("body")) if found else State()
-    found_candidates, notes = candidates(issues, states)
-    chosen = tonight(found_candidates, settings.watch_limit)
-    waiting = len(found_candidates) - len(chosen)
+        number = item.get("number") if isinstance(item, dict) else None
+        if not isinstance(number, int) or isinstance(number, bool):
+            readable.append(item)  # candidates() notes it
+            continue
+        try:
+            states[number], _ids = memory(client.comments(number), settings.bots)  # type: ignore[attr-defined]
+        except UserError as err:
+            notes.append(f"#{number}: not watched: {err}")
+            continue
+        readable.append(item)
+    found, more = candidates(readable, states)
+    notes += more
+    replies: list[Reply] = []
+    approved = []
+    for candidate in found:
+        state = states.get(candidate.issue) or State()
+        digest = candidate.repro.digest
+        if state.approved is not None and state.approved.sha256 == digest:
+            approved.append(candidate)
+        elif state.refused is not None and state.refused.sha256 == digest:
+            notes.append(f"#{candidate.issue}: not watched: its repro waits for approval")
+        else:
+            line = CHANGED if state.approved is not None else NOT_APPROVED
+            replies.append(Reply(issue=candidate.issue, body=line, refused=digest))
+            notes.append(f"#{candidate.issue}: not watched: {line}")
+    chosen = tonight(approved, settings.watch_limit)
+    waiting = len(approved) - len(chosen)
     if waiting:
         notes.append(
             f"{waiting} watched issue(s) wait for a later night (limit {settings.watch_limit})"
         )
-    plan = Plan(event="schedule", repository=repository, notes=notes)
+    plan = Plan(event="schedule", repository=repository, bots=settings.bots, notes=notes)
     plan.jobs = [watch_job(c, settings) for c in chosen]
+    plan.replies = replies
     return plan, {c.issue: c.repro.code for c in chosen}

@@ -4,6 +4,7 @@
     /repromatrix bisect PACKAGE GOOD BAD [--find first-bad|first-good]
     /repromatrix check
     each with [--pin PKG==VER ...] [--case CASE_ID]
+    /repromatrix approve     the issue's repro, as it is now, is the one the watch runs
 
 ``parse_comment`` never raises: any text gives ``None`` (no command line in it: the
 comment is not for us), a ``Command``, or a ``Refusal`` whose reply says what is wrong
@@ -25,7 +26,7 @@ from repromatrix.matrix.pins import pin_text
 from repromatrix.names import canonicalize_name
 
 PREFIX = "/repromatrix"
-KINDS = ("sweep", "bisect", "check")
+KINDS = ("sweep", "bisect", "check", "approve")
 RELEASES = ("all", "latest-patch", "first-and-last-patch")
 FINDS = ("first-bad", "first-good")
 MAX_LINE = 2000  # characters of the command line
@@ -37,6 +38,7 @@ USAGE = "\n".join(
         f"/repromatrix sweep PACKAGE FROM..TO [--releases {'|'.join(RELEASES)}] {_PROBE}",
         f"/repromatrix bisect PACKAGE GOOD BAD [--find {'|'.join(FINDS)}] {_PROBE}",
         f"/repromatrix check {_PROBE}",
+        "/repromatrix approve",
     ]
 )
 
@@ -50,7 +52,7 @@ _OPTIONS = {"--pin": None, "--releases": RELEASES, "--find": FINDS, "--case": No
 class Command:
     """A command that parsed: what to run, in words plan.py checks against the index."""
 
-    kind: str  # sweep | bisect | check
+    kind: str  # sweep | bisect | check | approve
     line: str  # the command line as written (shown in the answer's title)
     package: str | None = None
     start: str | None = None  # sweep: FROM; bisect: GOOD
@@ -143,10 +145,16 @@ def parse_line(line: str) -> Command | Refusal:
     except ValueError as err:  # an unclosed quote
         return Refusal(f"cannot split the command line ({err})", line)
     if len(words) < 2:
-        return Refusal("no command after /repromatrix; give sweep, bisect or check", line)
+        return Refusal("no command after /repromatrix; give sweep, bisect, check or approve", line)
     kind = words[1]
     if kind not in KINDS:
-        return Refusal(f"unknown command {_quoted(kind)}; give sweep, bisect or check", line)
+        return Refusal(
+            f"unknown command {_quoted(kind)}; give sweep, bisect, check or approve", line
+        )
+    if kind == "approve":
+        if len(words) > 2:
+            return Refusal(f"approve takes nothing after it; got {_quoted(words[2])}", line)
+        return Command(kind, line)
     try:
         positional, options = _split(words[2:])
         return _command(kind, line, positional, options)

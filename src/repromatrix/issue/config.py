@@ -11,6 +11,7 @@ passes in the environment.
       max_releases: 12                # releases one sweep may test
       minutes: 60                     # one probe's time limit (the job stops at 2x)
       pins: [torch==2.13.0]           # held in every run unless the command pins the package
+      bots: [github-actions[bot]]     # the logins the workflow's token comments as
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ from repromatrix.errors import UserError, key_path
 
 CONFIG_FILE = Path(".github/repromatrix.yml")
 TRUSTED_VARIABLE = "REPROMATRIX_TRUSTED"
+DEFAULT_BOTS = ("github-actions[bot]",)  # GITHUB_TOKEN's comments are this login's
+# A person who may label an issue is trusted for the label when GitHub gives them one of
+# these (the labeled event carries no author association: the permission API says it).
+TRUSTED_PERMISSIONS = ("admin", "maintain", "write")
+_BOT_LOGIN = r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}\[bot\]$"
 ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "FIRST_TIMER",
                 "FIRST_TIME_CONTRIBUTOR", "MANNEQUIN", "NONE")  # fmt: skip
 
@@ -41,6 +47,15 @@ class IssueSettings(BaseModel):
     max_releases: int = Field(12, ge=1, le=200)
     minutes: int = Field(60, ge=1, le=360)
     pins: list[str] = []
+    bots: list[str] = Field(default_factory=lambda: list(DEFAULT_BOTS), min_length=1, max_length=10)
+
+    @field_validator("bots")
+    @classmethod
+    def _bots(cls, value: list[str]) -> list[str]:
+        for login in value:
+            if not re.match(_BOT_LOGIN, login):
+                raise ValueError(f"{login[:60]!r} is not a bot login (NAME[bot])")
+        return value
 
     @field_validator("associations")
     @classmethod

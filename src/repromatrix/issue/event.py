@@ -1,13 +1,17 @@
-"""An issue_comment event (the JSON GitHub writes to $GITHUB_EVENT_PATH) to a plan:
-a job to run, a reply that refuses, or nothing (the comment is not for us).
+"""An event (the JSON GitHub writes to $GITHUB_EVENT_PATH) to a plan. An issue_comment:
+a job to run, an approval, a reply that refuses, or nothing (the comment is not for
+us). An issues ``labeled`` event with the watch's label, by a trusted person: the
+issue's repro as it is now is approved for the watch (its sha256, recorded by ack).
 
 The payload is read field by field with its type checked: an event of a shape never
 seen (fields missing, of another type, not an object at all) gives a note in the
 log and, where the comment can be answered, a refusal; never a traceback.
 
-Who may run what: only a trusted author (config.is_trusted) starts a run; others get
-a reply saying a maintainer can start it with the same command. Comments on pull
-requests are all refused: the workflow runs on the default branch, and a PR's code
+Who may run what: only a trusted author (config.is_trusted) starts a run or approves;
+others get a reply saying a maintainer can start it with the same command. A label is
+trusted when its sender is named in the settings or may write to the repository (the
+labeled event has no author association; an issue template's label is the author's).
+Comments on pull requests are all refused: the workflow runs on the default branch, and a PR's code
 (possibly a fork's) is never what a command should run.
 """
 
@@ -20,8 +24,8 @@ from typing import Any
 
 from repromatrix.errors import UserError
 from repromatrix.issue.command import Command, Refusal, parse_comment
-from repromatrix.issue.config import IssueSettings, is_trusted
-from repromatrix.issue.plan import Job, Plan, Reply, make_job
+from repromatrix.issue.config import TRUSTED_PERMISSIONS, IssueSettings, is_trusted
+from repromatrix.issue.plan import _LOGIN, Job, Plan, PlannedApproval, Reply, make_job
 from repromatrix.issue.repro import Repro, find_repro
 
 
@@ -45,6 +49,7 @@ class Decided:
     job: Job | None = None
     repro: Repro | None = None
     reply: Reply | None = None
+    approval: PlannedApproval | None = None
 
 
 Preflight = Callable[[Job, Repro | None], None]  # raises UserError for what cannot run
@@ -94,7 +99,26 @@ def decide_comment(payload: Any, settings: IssueSettings, preflight: Preflight) 
         )
     if isinstance(parsed, Refusal):
         return refuse(parsed.reason)
+    if parsed.kind == "approve":
+        return _approved(payload, issue, comment, login, refuse)
     return _planned(parsed, payload, issue, comment, login, settings, preflight, refuse)
+
+
+def _approved(
+    payload: dict, issue: int, comment: int, login: str, refuse: Callable[[str], Decided]
+) -> Decided:
+    """/repromatrix approve: the issue's repro as the event has it is the watch's."""
+    try:
+        repro = find_repro(field(payload, "issue", "body"), "issue")
+    except UserError as err:
+        return refuse(str(err))
+    if repro is None or not _LOGIN.match(login):
+        return refuse("nothing to approve: the issue has no ```python block whose first "
+                      "line is `# repromatrix`")  # fmt: skip
+    approval = PlannedApproval(
+        issue=issue, comment=comment, sha256=repro.digest, by=login, how="approve"
+    )
+    return Decided(f"approve: #{issue} {repro.digest[:12]} by {login}", approval=approval)
 
 
 def _planned(
@@ -132,7 +156,9 @@ def comment_plan(
 ) -> tuple[Plan, dict[int, str]]:
     """The plan of one issue_comment event, and the repro texts to write beside it."""
     decided = decide_comment(payload, settings, preflight)
-    plan = Plan(event="issue_comment", repository=repository, notes=[decided.note])
+    plan = Plan(
+        event="issue_comment", repository=repository, bots=settings.bots, notes=[decided.note]
+    )
     repros: dict[int, str] = {}
     if decided.job is not None:
         plan.jobs.append(decided.job)
@@ -140,11 +166,44 @@ def comment_plan(
             repros[decided.job.issue] = decided.repro.code
     if decided.reply is not None:
         plan.replies.append(decided.reply)
+    if decided.approval is not None:
+        plan.approvals.append(decided.approval)
     return plan, repros
 
 
-def repository_of(payload: Any, fallback: str) -> str:
-    return field(payload, "repository", "full_name") or fallback
+def labeled_plan(
+    payload: Any, settings: IssueSettings, permission: Callable[[str], str], repository: str
+) -> Plan:
+    """An issues ``labeled`` event: with the watch's label, put by a trusted sender, the
+    issue's repro as the event has it is approved; anything else is a note."""
+    plan = Plan(event="issues", repository=repository, bots=settings.bots)
+    issue = field(payload, "issue", "number", kind=int)
+    login = field(payload, "sender", "login") or ""
+    if field(payload, "action") != "labeled" or field(payload, "label", "name") != settings.label:
+        plan.notes.append(f"ignored: not the {settings.label!r} label being added")
+    elif issue is None or issue < 1 or field(payload, "issue", "pull_request", kind=dict):
+        plan.notes.append("ignored: the label is not on an issue")
+    elif not _LOGIN.match(login) or not (
+        login.lower() in {name.lower() for name in settings.trusted}
+        or permission(login) in TRUSTED_PERMISSIONS
+    ):
+        plan.notes.append(f"ignored: {login[:40]!r} may not approve a repro (not trusted)")
+    else:
+        try:
+            repro = find_repro(field(payload, "issue", "body"), "issue")
+        except UserError as err:
+            plan.replies.append(
+                Reply(issue=issue, body=f"repromatrix cannot watch this issue: {err}")
+            )
+            return plan
+        if repro is None:
+            plan.notes.append(f"#{issue}: labelled, but its body has no repro block to approve")
+        else:
+            plan.approvals.append(
+                PlannedApproval(issue=issue, sha256=repro.digest, by=login, how="label")
+            )
+            plan.notes.append(f"approve: #{issue} {repro.digest[:12]} labelled by {login}")
+    return plan
 
 
 def preflight_in(folder: Path, cases: Path, settings: IssueSettings) -> Preflight:

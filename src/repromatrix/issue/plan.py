@@ -26,13 +26,14 @@ from repromatrix.bisect.sweep_options import plan as sweep_plan
 from repromatrix.bisect.sweep_ranges import Releases
 from repromatrix.errors import UserError
 from repromatrix.issue.command import Command
-from repromatrix.issue.config import IssueSettings
+from repromatrix.issue.config import DEFAULT_BOTS, IssueSettings
 from repromatrix.issue.repro import Repro
 from repromatrix.matrix.pins import pin_text
 from repromatrix.results import write_json_atomic, write_text_atomic
 
 PLAN_FILE = "plan.json"
 _LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
+_SHA256 = r"^[0-9a-f]{64}$"
 
 
 class Job(BaseModel):
@@ -61,24 +62,47 @@ class Job(BaseModel):
 
 
 class Reply(BaseModel):
-    """A command that cannot run: 😕 on the comment and this body as a reply."""
+    """A command that cannot run: 😕 on the comment and this body as a reply. From the
+    watch, a repro that is not the approved one: the line, said once for its sha256
+    (``refused``, kept in the bot comment's state)."""
 
     model_config = ConfigDict(extra="forbid")
 
     issue: int = Field(ge=1)
     comment: int | None = Field(None, ge=1)
     body: str = Field(max_length=8000)
+    refused: str | None = Field(None, pattern=_SHA256)
+
+
+class PlannedApproval(BaseModel):
+    """A repro a trusted person approved for the watch (a label, /repromatrix approve):
+    ack records its sha256 in the bot comment's state."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    issue: int = Field(ge=1)
+    comment: int | None = Field(None, ge=1)  # /repromatrix approve's comment (👍 on it)
+    sha256: str = Field(pattern=_SHA256)
+    by: str = Field(pattern=_LOGIN.pattern)
+    how: Literal["label", "approve"]
 
 
 class Plan(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_: int = Field(1, alias="schema")
-    event: Literal["issue_comment", "schedule", "workflow_dispatch"]
+    event: Literal["issue_comment", "issues", "schedule", "workflow_dispatch"]
     repository: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+    # Whose comments are the bot's (settings.bots): the bot comment is found among theirs.
+    bots: list[str] = Field(default_factory=lambda: list(DEFAULT_BOTS), max_length=10)
     jobs: list[Job] = []
     replies: list[Reply] = []
+    approvals: list[PlannedApproval] = Field(default_factory=list, max_length=10)
     notes: list[str] = []  # what the parse job decided not to do, and why (the log)
+
+    def acks(self) -> int:
+        """What the ack job does: replies, approvals, 👀 on commands."""
+        return len(self.replies) + len(self.approvals) + sum(1 for j in self.jobs if j.comment)
 
 
 def effective_pins(

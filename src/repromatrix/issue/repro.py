@@ -20,6 +20,7 @@ Nothing here runs the code: it is compiled, to refuse a block that does not pars
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -44,6 +45,15 @@ class Repro:
 
     def packages(self) -> list[str]:
         return [parse_pin_option(text).package for text in self.needs]
+
+    @property
+    def digest(self) -> str:
+        return code_digest(self.code)
+
+
+def code_digest(code: str) -> str:
+    """What an approval records and a run is checked against: the sha256 of the block."""
+    return hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def fenced_blocks(text: str) -> list[tuple[str, str]]:
@@ -108,6 +118,10 @@ def _checked(code: str, source: str) -> Repro:
         ) from None
     except ValueError as err:  # NUL bytes
         raise UserError(f"the repro block of the {source} does not parse: {err}") from None
+    except (RecursionError, MemoryError, OverflowError):  # nested too deep to compile
+        raise UserError(
+            f"the repro block of the {source} does not parse: it nests too deeply to compile"
+        ) from None
     return Repro(code, source, tuple(needs(code)))
 
 

@@ -1,11 +1,16 @@
-"""The ``run`` job: each job of the plan through the library (bisect.sweep.run_sweep,
-bisect.flow.run_bisect, bisect.check.check), its answer to answers/<issue>/.
+"""The ``run`` job: a job of the plan (one issue's; the workflow runs one job per issue)
+through the library (bisect.sweep.run_sweep, bisect.flow.run_bisect, bisect.check.check),
+its answer to answers/<issue>/.
 
 This is the one place code from the internet runs. The job has no token
-(``permissions: {}``) and no secret; ``scrub_environment`` also takes every token-like
-variable out of this process before anything is built, so that a runner that sets
-one anyway (act sets ACTIONS_RUNTIME_TOKEN in every step) does not hand it to the
-repro. A run stops after the plan's minutes: what was done so far is the answer.
+(``permissions: {}``) and no secret, and before anything is built this process keeps
+only an allowlist of its environment (``repro_environment``): the locale, paths, the
+GPUs, the package index settings and repromatrix's own; a token a runner sets anyway
+(act sets ACTIONS_RUNTIME_TOKEN in every step), an API key or the step's file commands
+(GITHUB_ENV) are not handed to the repro. The process is a child subreaper: every
+process the repro leaves behind (a daemon that forked twice and closed its
+descriptors) is adopted here and killed when its job ends, before the job's next
+step. A run stops after the plan's minutes: what was done so far is the answer.
 """
 
 from __future__ import annotations
@@ -29,20 +34,49 @@ from repromatrix.bisect.search import ProbeOutcome
 from repromatrix.bisect.sweep import run_sweep
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
+from repromatrix.github.markdown import code_block, code_span, details
 from repromatrix.issue.answer import MAX_MARKDOWN, Result, answer_folder, write_result
 from repromatrix.issue.plan import Job, Plan, bisect_options, pins_of, probe_for, sweep_options
 from repromatrix.redact import redact_text
 
-# Variables a repro must never see: tokens of GitHub, of the Actions runtime, secrets.
-_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|^ACTIONS_", re.I)
+# What a repro may see of the run job's environment: where things are, the locale, the
+# GPUs, the package index settings (uv and the cells need them; the run job has no
+# secret, so they carry none) and repromatrix's own settings. Nothing else.
+_ALLOWED = frozenset(
+    {
+        *("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TERM", "CI"),
+        *("TMPDIR", "TEMP", "TMP", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"),
+        *("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME"),
+        *("HIP_VISIBLE_DEVICES", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"),
+        *("PIP_NO_INDEX", "UV_CACHE_DIR", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_FIND_LINKS"),
+        *("UV_DEFAULT_INDEX", "UV_INDEX", "UV_NO_INDEX", "UV_OFFLINE", "UV_PYTHON"),
+        *("UV_PYTHON_DOWNLOADS", "UV_PYTHON_INSTALL_DIR", "UV_LINK_MODE", "UV_TORCH_BACKEND"),
+    }
+)
+_ALLOWED_PREFIXES = ("LC_", "REPROMATRIX_")
+# Even an allowed name goes when it says it holds a secret (REPROMATRIX_TOKEN, ...).
+_SECRET_NAME = re.compile(
+    r"TOKEN|SECRET|PASSWORD|PASSWD|PASS$|CREDENTIAL|PRIVATE|_KEY|AUTH|^ACTIONS_|^GITHUB_", re.I
+)
 
 
-def scrub_environment(environ: dict[str, str] | os._Environ = os.environ) -> list[str]:
-    """Remove token-like variables; the names removed (for the log)."""
-    names = sorted(name for name in environ if _SECRET_NAME.search(name))
-    for name in names:
+def repro_environment(environ: dict[str, str] | os._Environ) -> dict[str, str]:
+    """The allowlisted part of ``environ``."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if (name in _ALLOWED or name.startswith(_ALLOWED_PREFIXES))
+        and not _SECRET_NAME.search(name)
+    }
+
+
+def keep_only_allowed(environ: dict[str, str] | os._Environ = os.environ) -> list[str]:
+    """Take from ``environ`` every variable the repro may not see; their names."""
+    kept = repro_environment(environ)
+    removed = sorted(name for name in environ if name not in kept)
+    for name in removed:
         del environ[name]
-    return names
+    return removed
 
 
 class OutOfTime(BaseException):
@@ -67,23 +101,39 @@ def deadline(seconds: float) -> Iterator[None]:
 
 
 def run_plan(
-    plan: Plan, folder: Path, out: Path, cases: Path, say: Callable[[str], None] = print
+    plan: Plan,
+    folder: Path,
+    out: Path,
+    cases: Path,
+    say: Callable[[str], None] = print,
+    issue: int | None = None,
 ) -> list[Result]:
-    """Run every job of the plan (read from ``folder``), answers into ``out``."""
-    removed = scrub_environment()
+    """Run the plan's jobs (read from ``folder``; only ``issue``'s when given), answers
+    into ``out``; no process of a repro outlives its job."""
+    jobs = [job for job in plan.jobs if issue is None or job.issue == issue]
+    if issue is not None and not jobs:
+        raise UserError(f"the plan has no job for issue {issue}")
+    removed = keep_only_allowed()
     if removed:
-        say(f"removed from the environment before running repros: {', '.join(removed)}")
+        say(f"{len(removed)} variables of the environment are not on the repro's allowlist")
+    adopts = procs.become_subreaper()
     results = []
-    for job in plan.jobs:
+    for job in jobs:
         say(f"#{job.issue}: {job.line}")
         try:
             result = run_job(job, folder, answer_folder(out, job.issue), cases)
         except Exception as err:  # a fault of repromatrix, not of the command: said on the issue
             line = f"{type(err).__name__}: {redact_text(str(err))}"[:500]
             result = Result(issue=job.issue, kind=job.kind, status="failed", headline=line)
+        finally:
+            killed = procs.kill_descendants()
+            if killed:
+                say(f"#{job.issue}: killed {killed} process(es) the repro left behind")
         write_result(out, result)
         say(f"#{job.issue}: {result.status}: {result.headline}")
         results.append(result)
+    if jobs and not adopts:
+        say("warning: not a child subreaper (Linux only): a daemon a repro starts may outlive it")
     return results
 
 
@@ -134,7 +184,7 @@ def _sweep(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     bad = next((r for r in record.results if r.outcome == ProbeOutcome.BAD.value), None)
     lines = [f"**{record.summary}**"]
     if bad is not None and bad.message:
-        lines.append(f"- error ({record.package} {bad.version}): `{_code(bad.message)}`")
+        lines.append(f"- error ({record.package} {bad.version}): {_code(bad.message)}")
     lines.append(f"- environment: {_environment(bad or (record.results or [None])[0], job)}")
     lines.append("- reproducers: `reproduce-<version>.py` per bad release, in the run's artifact")
     body = "\n".join(lines) + "\n\n" + report.read_text(encoding="utf-8")
@@ -153,7 +203,7 @@ def _bisect(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     bad = next((s for s in record.steps if s.outcome == ProbeOutcome.BAD.value), None)
     lines = [f"**{record.verdict}**"]
     if bad is not None:
-        lines.append(f"- error ({record.package} {bad.version}): `{_code(bad.detail)}`")
+        lines.append(f"- error ({record.package} {bad.version}): {_code(bad.detail)}")
     body = "\n".join(lines) + "\n\n" + bisect_markdown(record, script_text=script)
     return Result(
         issue=job.issue,
@@ -179,16 +229,15 @@ def _check(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     headline = f"{outcome} with {said} ({_code(observation.detail)})"
     lines = [f"**{outcome}** with {said}"]
     if outcome != "good":
-        lines.append(f"- error: `{_code(observation.detail)}`")
+        lines.append(f"- error: {_code(observation.detail)}")
     python = observation.extra.get("python")
     shown = {p.package: resolved.get(p.package, "not installed") for p in pins}
     environment = ", ".join(f"{k} {v}" for k, v in shown.items())
     lines.append(f"- environment: Python {python or '?'}; {environment}")
-    lines.append(f"- pins: `{pins_text(pins)}`")
+    lines.append(f"- pins: {code_span(pins_text(pins))}")
     tail = observation.extra.get("output_tail") or ""
     if tail.strip() and outcome != "good":
-        lines += ["", "<details><summary>output (last lines)</summary>", "", "```"]
-        lines += [tail.strip()[-3000:].replace("```", "'''"), "```", "", "</details>"]
+        lines += ["", details("output (last lines)", code_block(tail.strip()[-3000:]))]
     return Result(
         issue=job.issue,
         kind="watch" if job.kind == "watch" else "check",
@@ -210,4 +259,4 @@ def _environment(result: object, job: Job) -> str:
 
 
 def _code(text: str) -> str:
-    return " ".join(redact_text(text).split()).replace("`", "'")[:500]
+    return code_span(redact_text(text), limit=500)

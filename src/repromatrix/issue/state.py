@@ -1,41 +1,55 @@
-"""The bot comment: one per issue, found by a hidden marker, edited in place.
+"""The bot comment: the issue's memory, rendered from its state alone.
 
     <!-- repromatrix:bot -->
-    the newest answer
+    the newest answer (and, collapsed, the code that ran)
     <details><summary>Earlier answers (N)</summary> ... </details>
-    <!-- repromatrix:state <base64 of zlib of JSON> -->
+    <!-- repromatrix:state <base64 of zlib of JSON> -->     (the last line, always)
 
-The state is the comment's memory between runs: every answer kept (newest first), the
-watch's last outcomes and when the issue was last watched. The comment is rendered from
-the state alone, so reading it back and rendering again gives the same text. It never
-exceeds GitHub's 65,536 characters: the oldest answers go first (the comment says how
-many), then the newest answer's body is cut.
+The state is every answer kept (newest first), the watch's last outcomes, when the issue
+was last watched, and the repro a trusted person approved for the watch (its sha256).
+It is read from the comment's last line only (github.hidden: bounded decoding), where
+the bot writes it after everything else, so an answer that quotes a line like it (a
+repro can print anything) is never taken for it; answers are made inert before they
+are kept (bot.py), and a state that cannot be read is None, never an empty memory that
+would be written over the old one.
+
+A comment never exceeds GitHub's limit (github.markdown.COMMENT_LIMIT): the oldest
+answers go first (the comment says how many), then the newest answer's code (its
+sha256 stays), then its body is cut. At most ``MAX_ANSWERS`` answers are kept.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-import re
-import zlib
-from typing import Any
+import uuid
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from repromatrix.github.hidden import hidden, read_hidden
+from repromatrix.github.markdown import COMMENT_LIMIT, code_block, code_span, cut, inert
+
 MARKER = "<!-- repromatrix:bot -->"
-MAX_COMMENT = 65_536
-_STATE = re.compile(r"<!-- repromatrix:state (?P<data>[A-Za-z0-9+/=]*) -->")
-MAX_STATE_BYTES = 2_000_000  # decompressed: a state a comment could hold, with room
+STATE_KIND = "state"
+MAX_ANSWERS = 50
+MAX_CODE = 50_000  # repro.MAX_REPRO: what a repro block may hold
+CUT_NOTE = "\n… (cut: the whole report is in the run's artifact)\n"
+_SHA256 = r"^[0-9a-f]{64}$"
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex[:16]
 
 
 class Answer(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    at: str = ""  # UTC timestamp
-    title: str = ""  # the command line, or "nightly watch"
-    body: str = ""  # markdown
-    url: str = ""  # the workflow run (its artifacts hold the reproducers)
+    id: str = Field(default_factory=_new_id, max_length=40)  # two comments merge by it
+    at: str = Field("", max_length=40)  # UTC timestamp
+    title: str = Field("", max_length=2000)  # the command line, or "nightly watch"
+    body: str = Field("", max_length=400_000)  # markdown, already inert (cut when rendered)
+    url: str = Field("", max_length=500)  # the workflow run (its artifacts hold the reproducers)
+    code: str = Field("", max_length=MAX_CODE)  # the repro that ran (the newest answer only)
+    code_sha256: str = Field("", pattern=r"^([0-9a-f]{64})?$")
 
 
 class Observed(BaseModel):
@@ -43,56 +57,114 @@ class Observed(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    outcome: str  # good | bad | skip
-    versions: dict[str, str] = {}
-    at: str = ""
+    outcome: Literal["good", "bad", "skip"]
+    versions: dict[str, str] = Field(default_factory=dict, max_length=50)
+    at: str = Field("", max_length=40)
+
+
+class Approval(BaseModel):
+    """The repro a trusted person approved for the watch: a label, /repromatrix approve,
+    or a command that ran the issue's repro."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    sha256: str = Field(pattern=_SHA256)
+    by: str = Field("", max_length=60)
+    at: str = Field("", max_length=40)
+    how: str = Field("", max_length=20)
+
+
+class Refused(BaseModel):
+    """A body the watch refused and said so about (said once per body)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    sha256: str = Field(pattern=_SHA256)
+    at: str = Field("", max_length=40)
 
 
 class State(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     schema_: int = Field(1, alias="schema")
-    answers: list[Answer] = []  # newest first
-    trimmed: int = 0  # answers dropped to keep the comment under the limit, all time
-    last_watched: str = ""  # UTC timestamp of the last nightly watch
+    answers: list[Answer] = Field(default_factory=list, max_length=MAX_ANSWERS)  # newest first
+    trimmed: int = Field(0, ge=0)  # answers dropped to keep the comment under the limit
+    last_watched: str = Field("", max_length=40)  # UTC timestamp of the last nightly watch
     watch: Observed | None = None  # the last watch result
     decisive: Observed | None = None  # the last good or bad one (skips do not flip)
+    approved: Approval | None = None
+    refused: Refused | None = None
 
 
 def is_bot_comment(body: object) -> bool:
     return isinstance(body, str) and body.lstrip().startswith(MARKER)
 
 
-def read_state(body: object) -> State:
-    """The state hidden in a bot comment; an empty state when there is none, or when it
-    cannot be read (a hand-edited comment starts over rather than failing the run)."""
-    if not isinstance(body, str):
-        return State()
-    found = _STATE.search(body)
-    if not found:
-        return State()
+def read_state(body: object) -> State | None:
+    """The state on the last line of a bot comment; None when there is none or it cannot
+    be read (out of bounds, hand-edited, forged)."""
+    if not is_bot_comment(body):
+        return None
+    data = read_hidden(body, STATE_KIND, line="last")
+    if not isinstance(data, dict):
+        return None
     try:
-        raw = zlib.decompressobj().decompress(
-            base64.b64decode(found.group("data"), validate=True), MAX_STATE_BYTES
-        )
-        return State.model_validate(json.loads(raw))
-    except (binascii.Error, zlib.error, ValueError, ValidationError):
-        return State()
+        return State.model_validate(data)
+    except ValidationError:
+        return None
 
 
-def _hidden(state: State) -> str:
-    data = json.dumps(state.model_dump(mode="json", by_alias=True), separators=(",", ":"))
-    packed = base64.b64encode(zlib.compress(data.encode(), 9)).decode()
-    return f"<!-- repromatrix:state {packed} -->"
+def merged(states: list[State]) -> State:
+    """One state from several bot comments (two answers posted at once leave two): every
+    answer once (by id), newest first; the latest of everything else."""
+    if len(states) == 1:
+        return states[0].model_copy(deep=True)
+    answers: dict[str, Answer] = {}
+    for state in states:
+        for answer in state.answers:
+            answers.setdefault(answer.id, answer)
+    ordered = sorted(answers.values(), key=lambda a: (a.at, a.id), reverse=True)
+
+    def latest(items: list, key: str):  # type: ignore[no-untyped-def]
+        present = [i for i in items if i is not None]
+        return max(present, key=lambda i: getattr(i, key)) if present else None
+
+    return State(
+        answers=ordered[:MAX_ANSWERS],
+        trimmed=max((s.trimmed for s in states), default=0) + max(0, len(ordered) - MAX_ANSWERS),
+        last_watched=max((s.last_watched for s in states), default=""),
+        watch=latest([s.watch for s in states], "at"),
+        decisive=latest([s.decisive for s in states], "at"),
+        approved=latest([s.approved for s in states], "at"),
+        refused=latest([s.refused for s in states], "at"),
+    ).model_copy(deep=True)
+
+
+def with_answer(state: State, answer: Answer) -> State:
+    """The state with ``answer`` as the newest; earlier answers keep their code's sha256
+    only (the code that ran is shown for the newest answer)."""
+    updated = state.model_copy(deep=True)
+    for earlier in updated.answers:
+        earlier.code = ""
+    updated.answers.insert(0, answer)
+    dropped = len(updated.answers) - MAX_ANSWERS
+    if dropped > 0:
+        updated.answers = updated.answers[:MAX_ANSWERS]
+        updated.trimmed += dropped
+    return updated
 
 
 def _section(answer: Answer, heading: str) -> str:
     link = f" · [run]({answer.url})" if answer.url else ""
-    return f"{heading} `{_code(answer.title)}` · {answer.at}{link}\n\n{answer.body.strip()}\n"
-
-
-def _code(text: str) -> str:
-    return " ".join(text.split()).replace("`", "'")[:300]
+    parts = [f"{heading} {code_span(answer.title, limit=300)} · {answer.at}{link}", ""]
+    parts.append(answer.body.strip())
+    if answer.code:
+        summary = f"The code that ran (sha256 {answer.code_sha256[:12]}…)"
+        parts += ["", f"<details><summary>{summary}</summary>", ""]
+        parts += [code_block(answer.code, "python").rstrip("\n"), "", "</details>"]
+    elif answer.code_sha256:
+        parts += ["", f"The code that ran: sha256 {code_span(answer.code_sha256)}"]
+    return "\n".join(parts) + "\n"
 
 
 def render(state: State) -> str:
@@ -108,37 +180,57 @@ def render(state: State) -> str:
         many = "s" if state.trimmed != 1 else ""
         parts += [
             f"_{state.trimmed} older answer{many} trimmed: a comment holds at most "
-            f"{MAX_COMMENT:,} characters._",
+            f"{COMMENT_LIMIT:,} characters._",
             "",
         ]
-    parts.append(_hidden(state))
+    if state.approved is not None:
+        by = inert(" ".join(state.approved.by.split())[:60]) or "a maintainer"
+        parts += [
+            f"_The nightly watch runs the repro approved by {by} ({state.approved.how}, "
+            f"{state.approved.at[:10]}): sha256 {code_span(state.approved.sha256[:12])}._",
+            "",
+        ]
+    refused = state.refused
+    if refused is not None and (state.approved is None or state.approved.sha256 != refused.sha256):
+        parts += [
+            f"_The nightly watch waits: the repro (sha256 {code_span(refused.sha256[:12])}) is "
+            "not the approved one._",
+            "",
+        ]
+    parts.append(hidden(STATE_KIND, state.model_dump(mode="json", by_alias=True)))
     return "\n".join(parts) + "\n"
 
 
-def fitted(state: State, limit: int = MAX_COMMENT) -> tuple[State, str]:
-    """The state with the oldest answers dropped (and, if need be, the newest one's
-    body cut) until its rendering fits ``limit``; that state and its text."""
+def fitted(state: State, limit: int = COMMENT_LIMIT) -> tuple[State, str]:
+    """The state with the oldest answers dropped (then the newest one's code, then its
+    body cut) until its rendering fits ``limit``; that state and its text. A few
+    renders, not one per answer: the number kept is found by halving."""
     state = state.model_copy(deep=True)
     text = render(state)
-    while len(text) > limit and len(state.answers) > 1:
-        state.answers.pop()
-        state.trimmed += 1
-        text = render(state)
-    if len(text) > limit and state.answers:
-        newest = state.answers[0]
-        note = "\n\n… (cut: the whole report is in the run's artifact)"
+    if len(text) <= limit:
+        return state, text
+    answers = state.answers
+    low, high = 1, len(answers)  # renders of `low` answers may fit; `high` do not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if len(render(state.model_copy(update={"answers": answers[:middle]}))) <= limit:
+            low = middle
+        else:
+            high = middle
+    state.trimmed += len(answers) - low
+    state.answers = answers[:low]
+    text = render(state)
+    if len(text) <= limit or not state.answers:
+        return state, text
+    newest = state.answers[0]
+    newest.code = ""  # its sha256 stays: the code is in the run's plan artifact
+    text = render(state)
+    body = newest.body
+    while len(text) > limit and newest.body:
         over = len(text) - limit
-        keep = max(0, len(newest.body) - over - len(note) - 64)
-        newest.body = newest.body[:keep] + note
+        room = max(0, len(newest.body) - max(over, len(newest.body) // 4) - len(CUT_NOTE))
+        newest.body = cut(body, room, CUT_NOTE) if room else CUT_NOTE
         text = render(state)
-        while len(text) > limit and newest.body:
-            newest.body = newest.body[: len(newest.body) // 2] + note
-            text = render(state)
+        if room == 0:
+            break
     return state, text
-
-
-def with_answer(state: State, answer: Answer, **changes: Any) -> State:
-    """The state with ``answer`` as the newest, and any other fields changed."""
-    updated = state.model_copy(deep=True, update=changes)
-    updated.answers.insert(0, answer)
-    return updated
