@@ -137,13 +137,19 @@ def test_the_repromatrix_commands_and_options_the_workflows_use_exist() -> None:
         assert used <= known, (command, used - known)
 
 
-def _install_steps() -> list[tuple[str, dict]]:
+ACTION = WORKFLOWS.parent / "actions" / "install-repromatrix"
+
+
+def _install_steps() -> list[tuple[str, str, dict]]:
+    """(workflow, job, step) of every step that installs repromatrix."""
     return [
-        (path.name, step)
+        (path.name, name, step)
         for path in TOOL_FILES
-        for job in _load(path.name)["jobs"].values()
+        for name, job in _load(path.name)["jobs"].items()
         for step in job.get("steps", [])
-        if "pip install" in step.get("run", "") or "pip wheel" in step.get("run", "")
+        if "pip install" in step.get("run", "")
+        or "pip wheel" in step.get("run", "")
+        or str(step.get("uses", "")) in ("./.github/actions/install-repromatrix", "./plan/action")
     ]
 
 
@@ -151,25 +157,27 @@ def test_repromatrix_is_installed_as_a_tool_from_one_input() -> None:
     # In another repository `pip install .` would install that repository's package,
     # and this repository's noxfile is not there: install repromatrix from the
     # `repromatrix` input (else the REPROMATRIX_SOURCE variable) and call it directly.
-    # issue-repro.yml builds the wheel once, from that input, in the job that may read
-    # the repository, and its other jobs install that wheel (they have no checkout).
+    # Every install is the one action (.github/actions/install-repromatrix). issue-repro.yml
+    # builds the wheel once, from that input, in the job that may read the repository;
+    # its other jobs install that wheel from the plan, checked against parse's digest.
     steps = _install_steps()
-    assert {name for name, _ in steps} == {f.name for f in TOOL_FILES}
-    for name, step in steps:
-        if name == "issue-repro.yml" and "pip wheel" in step["run"]:
+    assert {name for name, _, _ in steps} == {f.name for f in TOOL_FILES}
+    for name, job, step in steps:
+        if name == "issue-repro.yml" and "pip wheel" in step.get("run", ""):
             continue  # the one wheel, built from the input: checked below
-        if name == "issue-repro.yml":
-            assert re.search(
-                r"^uv pip install --quiet --python \.venv plan/tool/\*\.whl$", step["run"], re.M
-            ), name
+        assert "run" not in step, (name, job)  # no install written out a second time
+        given = step["with"]
+        if name == "issue-repro.yml" and job == "parse":
+            assert given == {"source": "${{ steps.wheel.outputs.path }}"}
+        elif name == "issue-repro.yml":
+            assert given["plan"] == "plan", job
+        elif name == "nightly-combination.yml":
+            assert given == {"source": "${{ inputs.repromatrix }}"}
         else:
-            assert re.search(
-                r'^uv pip install --quiet --python \.venv "\$REPROMATRIX_SOURCE"$',
-                step["run"],
-                re.M,
-            ), name
-        assert "install ." not in step["run"], name
-    built = [s["run"] for n, s in steps if n == "issue-repro.yml" and "wheel" in s["run"]]
+            assert given == {"source": "${{ env.REPROMATRIX_SOURCE }}"}, (name, job)
+    built = [
+        s["run"] for n, _, s in steps if n == "issue-repro.yml" and "wheel" in s.get("run", "")
+    ]
     assert built and '--wheel-dir plan/tool "$REPROMATRIX_SOURCE"' in built[0]
     for path in FILES:
         text = path.read_text()
@@ -190,16 +198,14 @@ def test_repromatrix_is_installed_as_a_tool_from_one_input() -> None:
 def test_every_install_uses_uv_with_its_cache_kept() -> None:
     # ~1 s a job with a warm uv cache, against ~11 s of venv + pip (docs/nightly.md);
     # the runner's uv when it has one, else one pip installs into the job's temp folder.
-    # issue-repro.yml is apart: its jobs pip-install the one wheel its parse job built.
-    for name, step in _install_steps():
-        if name == "issue-repro.yml":
-            continue
-        lines = step["run"].splitlines()
-        fallback = 'python3 -m pip install --quiet --target "$RUNNER_TEMP/uv" uv'
-        assert lines[0] == f"command -v uv >/dev/null || {fallback}", name
-        assert "uv venv --quiet --python python3 .venv" in lines, name
-        assert "--no-cache" not in step["run"] and "UV_NO_CACHE" not in step["run"], name
-        assert "python3 -m venv" not in step["run"], name
+    lines = (ACTION / "install.sh").read_text().splitlines()
+    fallback = 'python3 -m pip install --quiet --target "$RUNNER_TEMP/uv" uv'
+    assert f"command -v uv >/dev/null || {fallback}" in lines
+    assert "uv venv --quiet --python python3 .venv" in lines
+    assert 'uv pip install --quiet --python .venv "$requirement"' in lines
+    text = "\n".join(lines)
+    assert "--no-cache" not in text and "UV_NO_CACHE" not in text
+    assert "python3 -m venv" not in text
 
 
 def test_a_matrix_error_fails_the_setup_job() -> None:

@@ -34,8 +34,14 @@ from support.gh_double import GhDouble
 REPO = Path(__file__).resolve().parents[2]
 ACTIONS_VARIABLE = "REPROMATRIX_ACT_ACTIONS"
 # The `uses:` references of the workflows, and the folder of ../shared/actions for each
-# (v4 of the artifact actions: v6/v7 fail against act's artifact server).
+# (v4 of the artifact actions: v6/v7 fail against act's artifact server). The workflows
+# pin each action by commit (the tag in a comment); the tags stay mapped for workflows
+# that still name one.
 ACTIONS = {
+    "actions/checkout@d23441a48e516b6c34aea4fa41551a30e30af803": "checkout",  # v6.1.0
+    "actions/setup-python@ece7cb06caefa5fff74198d8649806c4678c61a1": "setup-python",  # v6.3.0
+    "actions/upload-artifact@b7c566a772e6b6bfb58ed0dc250532a479d7789f": "upload-artifact",
+    "actions/download-artifact@37930b1c2abaa49bbe596cd826c3c89aef350131": "download-artifact",
     "actions/checkout@v6": "checkout",
     "actions/setup-python@v6": "setup-python",
     "actions/upload-artifact@v6": "upload-artifact",
@@ -61,7 +67,8 @@ def missing() -> str | None:
     if shutil.which("node") is None:
         lacking.append("node on PATH (the actions run on it)")
     folder = actions_dir()
-    absent = [name for name in ACTIONS.values() if not (folder / name / "action.yml").is_file()]
+    names = dict.fromkeys(ACTIONS.values())
+    absent = [n for n in names if not (folder / n / "action.yml").is_file()]
     if absent:
         lacking.append(
             f"the actions {', '.join(absent)} in {folder} (set {ACTIONS_VARIABLE} to their folder)"

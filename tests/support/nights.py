@@ -32,7 +32,7 @@ from typing import Any
 from support.act import REPO, ActRun, act_run
 from support.gh_double import GhDouble
 
-COPIED = (".github/workflows", "src", "pyproject.toml", "README.md")
+COPIED = (".github/workflows", ".github/actions", "src", "pyproject.toml", "README.md")
 # The runner labels every act run maps onto this machine (support.act.RUNNER_LABELS).
 RUNNER_INPUT = '["ubuntu-latest"]'
 # How repromatrix's own repository configures the dispatched workflows (README: the

@@ -1,5 +1,7 @@
-"""The workflows' "Install repromatrix" step, run as written: with the runner's uv,
-and on a runner without uv (it pip-installs uv into the job's temp folder first)."""
+"""The workflows' one install step, .github/actions/install-repromatrix, run as written:
+from a requirement (with the runner's uv, or none on PATH: it pip-installs uv into the
+job's temp folder first), and from a plan folder only when the folder is what its
+digest says (a file changed, added or linked: nothing is installed)."""
 
 from __future__ import annotations
 
@@ -8,43 +10,80 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
+ACTION = REPO / ".github" / "actions" / "install-repromatrix"
 
 
-def _install_steps(step_name: str = "Install repromatrix") -> dict[str, str]:
-    found = {}
-    for path in WORKFLOWS:
-        for name, job in yaml.safe_load(path.read_text())["jobs"].items():
-            for step in job.get("steps", []):
-                if step.get("name") == step_name:
-                    found[f"{path.name}:{name}"] = step["run"]
-    return found
+def _install(work: Path, temp: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(ACTION / "install.sh")],
+        cwd=work,
+        env={**os.environ, "RUNNER_TEMP": str(temp), **env},
+        capture_output=True,
+        text=True,
+    )
 
 
-def test_every_workflow_installs_with_the_same_commands() -> None:
-    steps = _install_steps()
-    assert set(steps) == {
-        "nightly.yml:setup",
-        "nightly.yml:gather",
-        "nightly-combination.yml:combination",
-        "bisect.yml:inputs",
-        "bisect.yml:bisect",
-        "culprit.yml:inputs",
-        "culprit.yml:culprit",
-    }
-    # setup and gather call `repromatrix` by name: they also put .venv/bin on PATH.
-    plain = {name: run.replace('echo "$PWD/.venv/bin" >> "$GITHUB_PATH"\n', "")
-             for name, run in steps.items()}  # fmt: skip
-    assert len(set(plain.values())) == 1, plain
-    assert steps["nightly.yml:setup"].endswith('echo "$PWD/.venv/bin" >> "$GITHUB_PATH"\n')
-    # issue-repro.yml's jobs install the wheel its parse job built, the same way.
-    wheel = _install_steps("Install repromatrix from the plan's wheel")
-    assert set(wheel) == {f"issue-repro.yml:{job}" for job in ("parse", "ack", "run", "post")}
-    nightly = steps["nightly.yml:setup"].replace('"$REPROMATRIX_SOURCE"', "plan/tool/*.whl")
-    assert set(wheel.values()) == {nightly}, wheel
+def _digest(folder: Path) -> str:
+    done = subprocess.run(
+        ["bash", str(ACTION / "digest.sh"), str(folder)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def plan(tmp_path: Path) -> Path:
+    folder = tmp_path / "plan"
+    (folder / "tool").mkdir(parents=True)
+    (folder / "tool" / "repromatrix-0-py3-none-any.whl").write_bytes(b"not really a wheel")
+    (folder / "plan.json").write_text('{"jobs": []}')
+    return folder
+
+
+@pytest.mark.parametrize("change", ["edit", "add", "link"])
+def test_a_plan_that_is_not_what_its_digest_says_installs_nothing(
+    tmp_path: Path, plan: Path, change: str
+) -> None:
+    digest = _digest(plan)
+    if change == "edit":
+        (plan / "plan.json").write_text('{"jobs": [1]}')
+    elif change == "add":
+        (plan / "tool" / "evil.pth").write_text("import os")
+    else:
+        (plan / "tool" / "other.whl").symlink_to("/etc/hostname")
+    done = _install(tmp_path, tmp_path, PLAN=str(plan), PLAN_SHA256=digest)
+    assert done.returncode != 0
+    assert "nothing installed" in done.stdout + done.stderr or "not a regular file" in done.stderr
+    assert not (tmp_path / ".venv").exists()
+
+
+def test_a_plan_needs_its_digest_and_one_wheel(tmp_path: Path, plan: Path) -> None:
+    done = _install(tmp_path, tmp_path, PLAN=str(plan), PLAN_SHA256="")
+    assert done.returncode != 0 and "plan-sha256 is not a sha256" in done.stdout
+    (plan / "tool" / "second-0-py3-none-any.whl").write_bytes(b"x")
+    done = _install(tmp_path, tmp_path, PLAN=str(plan), PLAN_SHA256=_digest(plan))
+    assert done.returncode != 0 and "holds 2 wheels, not one" in done.stdout
+    assert not (tmp_path / ".venv").exists()
+
+
+@pytest.mark.e2e
+def test_a_checked_plan_installs_its_wheel(tmp_path: Path) -> None:
+    plan = tmp_path / "plan"
+    subprocess.run(
+        ["uv", "build", "--wheel", "--out-dir", str(plan / "tool"), str(REPO)],
+        check=True,
+        capture_output=True,
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    done = _install(work, tmp_path, PLAN=str(plan), PLAN_SHA256=_digest(plan), GITHUB_PATH="")
+    assert done.returncode == 0, done.stdout + done.stderr
+    version = subprocess.run(
+        [str(work / ".venv" / "bin" / "repromatrix"), "--version"], capture_output=True, text=True
+    )
+    assert version.stdout.startswith("repromatrix "), version.stderr
 
 
 @pytest.mark.e2e
@@ -57,16 +96,12 @@ def test_the_step_without_uv_on_path_installs_uv_first(tmp_path: Path) -> None:
     no_uv = os.pathsep.join(
         p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "uv").exists()
     )
-    step = _install_steps()["nightly-combination.yml:combination"]
-    env = {**os.environ, "PATH": no_uv, "RUNNER_TEMP": str(tmp_path / "temp")}
-    env["REPROMATRIX_SOURCE"] = "."
-
-    done = subprocess.run(
-        ["bash", "-e", "-c", step], cwd=work, env=env, capture_output=True, text=True
-    )
+    github_path = tmp_path / "github_path"
+    done = _install(work, tmp_path / "temp", PATH=no_uv, SOURCE=".", GITHUB_PATH=str(github_path))
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "temp" / "uv" / "bin" / "uv").is_file()
+    assert github_path.read_text() == f"{work / '.venv' / 'bin'}\n"
     version = subprocess.run(
         [str(work / ".venv" / "bin" / "repromatrix"), "--version"], capture_output=True, text=True
     )

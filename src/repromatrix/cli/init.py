@@ -33,6 +33,10 @@ FILES = {
     "workflows/bisect.yml": ".github/workflows/bisect.yml",
     "workflows/culprit.yml": ".github/workflows/culprit.yml",
     "workflows/issue-repro.yml": ".github/workflows/issue-repro.yml",
+    # The workflows' one install step (uses: ./.github/actions/install-repromatrix).
+    "actions/install-repromatrix/action.yml": ".github/actions/install-repromatrix/action.yml",
+    "actions/install-repromatrix/install.sh": ".github/actions/install-repromatrix/install.sh",
+    "actions/install-repromatrix/digest.sh": ".github/actions/install-repromatrix/digest.sh",
 }
 
 

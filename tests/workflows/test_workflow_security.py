@@ -1,0 +1,141 @@
+"""What the workflows promise a repository that runs them, read from the YAML (the act
+scenarios run them): a job that runs third-party code (an issue's repro, the packages of
+a combination, a bisect's releases) holds no write token and keeps no credential on
+disk; a job that holds one installs only what it built or verified by a digest a trusted
+job emitted; every action is pinned by commit; nothing writes the Actions cache; no
+concurrency group can cancel a trusted command."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from repromatrix.cli.init import FILES
+
+REPO = Path(__file__).resolve().parents[2]
+WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
+ACTION = REPO / ".github" / "actions" / "install-repromatrix"
+SCAFFOLD = REPO / "src" / "repromatrix" / "scaffold"
+# The jobs that run code repromatrix did not write.
+THIRD_PARTY = {
+    "issue-repro.yml": {"run"},
+    "nightly-combination.yml": {"combination"},
+    "bisect.yml": {"bisect"},
+    "culprit.yml": {"culprit"},
+}
+PINNED = re.compile(r"^\s*(?:-\s+)?uses:\s+([\w.-]+/[\w./-]+)@([0-9a-f]{40})\s+#\s+v\S+")
+
+
+def _load(path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text())
+    data["on"] = data.pop(True, data.get("on"))
+    return data
+
+
+def _permissions(workflow: dict[str, Any], job: dict[str, Any]) -> dict[str, str]:
+    chosen = job.get("permissions", workflow.get("permissions", "write-all"))
+    if isinstance(chosen, str):
+        return {"*": chosen}
+    return dict(chosen or {})
+
+
+def _jobs() -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+    found = []
+    for path in WORKFLOWS:
+        workflow = _load(path)
+        for name, job in workflow["jobs"].items():
+            found.append((path.name, name, workflow, job))
+    return found
+
+
+def _writes(workflow: dict[str, Any], job: dict[str, Any]) -> bool:
+    return any("write" in str(v) for v in _permissions(workflow, job).values())
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=[p.name for p in WORKFLOWS])
+def test_every_action_is_pinned_by_commit_with_its_tag(path: Path) -> None:
+    for line in path.read_text().splitlines():
+        if re.match(r"^\s*(-\s+)?uses:", line) and "uses: ./" not in line:
+            assert PINNED.match(line), f"{path.name}: {line.strip()}"
+
+
+def test_jobs_that_run_third_party_code_hold_no_write_token_and_keep_no_credential() -> None:
+    for workflow_name, names in THIRD_PARTY.items():
+        workflow = _load(REPO / ".github" / "workflows" / workflow_name)
+        for name in names:
+            job = workflow["jobs"][name]
+            where = f"{workflow_name}:{name}"
+            assert not _writes(workflow, job), f"{where} {_permissions(workflow, job)}"
+            assert "secrets" not in str(job.get("env", {})), f"{workflow_name}:{name}"
+            for step in job["steps"]:
+                if str(step.get("uses", "")).startswith("actions/checkout@"):
+                    assert step.get("with", {}).get("persist-credentials") is False, name
+    run = _load(REPO / ".github" / "workflows" / "issue-repro.yml")["jobs"]["run"]
+    assert run["permissions"] == {}  # no token at all, so no checkout either
+    assert not any("checkout" in str(s.get("uses", "")) for s in run["steps"])
+
+
+def test_a_job_with_a_write_token_installs_only_through_the_checked_action() -> None:
+    for workflow_name, name, workflow, job in _jobs():
+        if not _writes(workflow, job) or "steps" not in job:
+            continue
+        where = f"{workflow_name}:{name}"
+        for step in job["steps"]:
+            assert not re.search(r"\bpip (install|wheel)\b", str(step.get("run", ""))), where
+        installs = [s for s in job["steps"] if "install-repromatrix" in str(s.get("uses", ""))]
+        for step in installs:
+            assert step["uses"] == "./.github/actions/install-repromatrix", where
+            given = step.get("with", {})
+            if "plan" in given:
+                # The plan's digest and artifact come from the job that wrote it.
+                assert given["plan-sha256"] == "${{ needs.parse.outputs.plan_sha256 }}", where
+                downloads = [
+                    s
+                    for s in job["steps"]
+                    if "download-artifact" in str(s.get("uses", ""))
+                    and s.get("with", {}).get("path") == given["plan"]
+                ]
+                assert downloads, where
+                for download in downloads:
+                    assert download["with"]["artifact-ids"] == (
+                        "${{ needs.parse.outputs.plan_artifact }}"
+                    ), where
+                    assert "name" not in download["with"], where
+
+
+def test_no_job_reads_or_writes_the_actions_cache() -> None:
+    for path in WORKFLOWS:
+        text = path.read_text()
+        assert "actions/cache" not in text and "setup-uv" not in text, path.name
+        for name, job in _load(path)["jobs"].items():
+            for step in job.get("steps", []):
+                if "setup-python" in str(step.get("uses", "")):
+                    assert "cache" not in step.get("with", {}), f"{path.name}:{name}"
+
+
+def test_issue_repro_has_no_concurrency_group_to_cancel_a_pending_command() -> None:
+    workflow = _load(REPO / ".github" / "workflows" / "issue-repro.yml")
+    assert "concurrency" not in workflow
+    assert all("concurrency" not in job for job in workflow["jobs"].values())
+
+
+def test_issue_repro_approves_on_a_label_and_verifies_the_plan_in_every_job() -> None:
+    workflow = _load(REPO / ".github" / "workflows" / "issue-repro.yml")
+    assert workflow["on"]["issues"] == {"types": ["labeled"]}
+    outputs = workflow["jobs"]["parse"]["outputs"]
+    assert {"plan_sha256", "plan_artifact", "issues", "jobs", "ack"} <= set(outputs)
+    run_steps = workflow["jobs"]["run"]["steps"]
+    (install,) = [s for s in run_steps if str(s.get("uses", "")).startswith("./")]
+    assert install["uses"] == "./plan/action"  # the action's copy in the plan, checked too
+    assert install["with"]["plan-sha256"] == "${{ needs.parse.outputs.plan_sha256 }}"
+
+
+def test_init_scaffolds_the_action_the_workflows_use() -> None:
+    for path in sorted(p for p in ACTION.iterdir() if p.is_file()):
+        source = f"actions/install-repromatrix/{path.name}"
+        assert FILES[source] == f".github/actions/install-repromatrix/{path.name}"
+        assert (SCAFFOLD / source).read_text() == path.read_text()
