@@ -21,7 +21,8 @@ from support.gh_double import BOT_USER
 from support.nights import Scenario
 from support.pip import PIP
 
-from repromatrix.issue.state import MARKER, Observed, State, read_state, render
+from repromatrix.issue.repro import code_digest, find_repro
+from repromatrix.issue.state import MARKER, Approval, Observed, State, read_state, render
 
 pytestmark = [pytest.mark.act, pytest.mark.e2e]
 
@@ -104,6 +105,19 @@ class Issues:
         }
         return self._run("issue_comment", payload)
 
+    def label(self, sender: str, *, issue_body: str) -> ActRun:
+        """``sender`` adds the watch's label to the issue (an issues: labeled event)."""
+        if not any(i["number"] == ISSUE for i in self.gh.issues()):
+            self.gh.add_issue(ISSUE, title="hostile", body=issue_body, labels=("repro",))
+        payload = {
+            "action": "labeled",
+            "label": {"name": "repro"},
+            "sender": {"login": sender, "type": "User"},
+            "issue": {"number": ISSUE, "body": issue_body, "user": {"login": "mallory"}},
+            "repository": {"full_name": "owner/repo"},
+        }
+        return self._run("issues", payload)
+
     def night(self) -> ActRun:
         return self._run("schedule", {"repository": {"full_name": "owner/repo"}})
 
@@ -151,7 +165,7 @@ def test_a_trusted_sweep_answers_in_the_bot_comment_and_the_repro_sees_no_token(
     assert "ImportError: cannot import name 'LegacyVersion'" in answer
     assert "- environment: Python 3.11" in answer and "packaging 22.0" in answer
     assert "[run](" in answer and read_state(answer).answers[0].title.startswith("/repromatrix")
-    answers = run.artifact("issue-answers")
+    answers = run.artifact(f"issue-answers-{ISSUE}")
     assert (answers / str(ISSUE) / "answer.json").is_file()
     assert list(answers.glob(f"{ISSUE}/*/reproduce-22.0.py"))
     logs = list(answers.glob(f"{ISSUE}/*/steps/*.run.log"))
@@ -173,7 +187,7 @@ def test_an_untrusted_author_is_told_and_nothing_runs(issues: Issues) -> None:
 
     assert run.returncode == 0, run.tail()
     (reply,) = issues.replies()
-    assert "@alice is not among the authors trusted to run code here" in reply
+    assert "@\u200balice is not among the authors trusted to run code here" in reply  # inert
     assert "A maintainer can start it by commenting the same command." in reply
     assert issues.gh.reactions() == [(issues.asked, "confused")]
     assert "issue-answers" not in run.artifact_names()
@@ -206,8 +220,13 @@ def test_a_watched_issue_that_flips_is_said_once(scenario: Scenario, wheelhouse:
                  labels=("repro",))  # fmt: skip
     gh.add_issue(8, title="watched last night", body=LICENSES_REPRO, labels=("repro",))
     failing = Observed(outcome="bad", versions={"packaging": "24.1"}, at="2026-11-23")
-    last_week = State(last_watched="2026-11-17T03:41:00+00:00", watch=failing, decisive=failing)
-    yesterday = State(last_watched="2026-11-24T03:41:00+00:00", watch=failing, decisive=failing)
+    repro = find_repro(LICENSES_REPRO, "issue")
+    assert repro is not None
+    approved = Approval(sha256=code_digest(repro.code), by="maintainer", at="2026-11-16")
+    last_week = State(last_watched="2026-11-17T03:41:00+00:00", watch=failing, decisive=failing,
+                      approved=approved)  # fmt: skip
+    yesterday = State(last_watched="2026-11-24T03:41:00+00:00", watch=failing, decisive=failing,
+                      approved=approved)  # fmt: skip
     gh.add_comment(ISSUE, render(last_week), login=BOT_USER["login"])
     gh.add_comment(8, render(yesterday), login=BOT_USER["login"])
 
@@ -223,3 +242,157 @@ def test_a_watched_issue_that_flips_is_said_once(scenario: Scenario, wheelhouse:
     assert "- issue-repro/ack" not in run.log and "[issue-repro/ack" not in run.log  # no comment
     other = [c["body"] for c in gh.comments(8)]
     assert other == [render(yesterday)]  # the limit: issue 8 waits for a later night
+
+
+# ------------------------------------------------------------------ a hostile repro
+
+# What a stranger's repro does when a maintainer runs it: prints a state marker of its own
+# (a readable one that would rewrite the bot's memory, and garbage), a mention, a team
+# mention, HTML and a link (its last line is the sweep table's message, outside any
+# code span), reads its environment, and leaves a daemon behind that forks twice, leaves the
+# session, closes every descriptor and, were it still alive later, would say so.
+FORGED_STATE = render(State(answers=[], last_watched="2999-01-01T00:00:00+00:00"))
+HOSTILE_CODE = """\
+# repromatrix: packaging
+import os, sys, time
+
+print({forged!r})
+print("<!-- repromatrix:state garbage -->")
+print("ENVIRONMENT:", " ".join(sorted(os.environ)))
+first = os.fork()
+if first == 0:
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    os.closerange(0, 1024)
+    with open(os.path.join({pids!r}, str(os.getpid())), "w") as mark:
+        mark.write("daemon")
+    time.sleep(25)
+    with open({survived!r}, "w") as mark:
+        mark.write("the daemon outlived the run")
+    os._exit(0)
+os.waitpid(first, 0)
+time.sleep(0.3)
+print("@alice and @octo/core see <img src=x onerror=alert(1)> [click](https://evil.example)")
+sys.exit(1)
+"""
+
+
+def _hostile(work: Path) -> tuple[str, Path, Path]:
+    pids = work / "daemons"
+    pids.mkdir()
+    survived = work / "survived"
+    forged = FORGED_STATE.strip().rsplit("\n", 1)[-1]
+    code = HOSTILE_CODE.format(forged=forged, pids=str(pids), survived=str(survived))
+    return f"It breaks.\n\n```python\n{code}```\n", pids, survived
+
+
+def _outside_code(markdown: str) -> str:
+    """``markdown`` less its fenced blocks and code spans (GitHub renders nothing there)."""
+    text = re.sub(r"(?ms)^(`{3,})[^\n]*\n.*?^\1`*$", "", markdown)
+    return re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", text)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "State:\tZ" not in status
+
+
+def test_a_hostile_repro_reaches_no_trusted_job_and_not_the_bots_memory(
+    scenario: Scenario, wheelhouse: Path
+) -> None:
+    issues = Issues(scenario, wheelhouse)
+    issues.env["WANDB_API_KEY"] = "must-not-reach-the-repro"
+    body, pids, survived = _hostile(scenario.work)
+    issues.gh.set_permission("maint", "maintain")
+    repro = find_repro(body, "issue")
+    assert repro is not None
+
+    # 1. A maintainer labels it: the repro as it is now is approved for the watch.
+    labelled = issues.label("maint", issue_body=body)
+    assert labelled.returncode == 0, labelled.tail()
+    state = read_state(issues.bot_comment())
+    assert state is not None and state.approved is not None
+    assert (state.approved.sha256, state.approved.by) == (code_digest(repro.code), "maint")
+
+    # 2. A maintainer sweeps it: the repro runs (twice), with all it does.
+    run = issues.comment("/repromatrix sweep packaging 21.3..22.0", issue_body=body)
+    assert run.returncode == 0, run.tail()
+    started = [int(p.name) for p in pids.iterdir()]
+    assert len(started) == 2, started  # one daemon a release
+    assert not [pid for pid in started if _alive(pid)], "a daemon outlived the run"
+    assert not survived.exists()
+    bot = issues.bot_comment()
+    print("BOT COMMENT:\n" + bot)
+    state = read_state(bot)
+    assert state is not None
+    assert [a.title for a in state.answers] == ["/repromatrix sweep packaging 21.3..22.0"]
+    assert state.last_watched == "" and state.approved is not None  # not the forged ones
+    assert state.approved.sha256 == code_digest(repro.code)
+    shown = _outside_code(bot.rstrip().rsplit("\n", 1)[0])  # what GitHub would render
+    assert "@alice" not in shown and "@octo/core" not in shown and "@\u200balice" in shown
+    assert "<img" not in shown and "https://evil.example" not in shown
+    assert f"```python\n{repro.code}" in bot  # the exact code that ran, collapsed
+    logs = run.artifact(f"issue-answers-{ISSUE}")
+    seen = {
+        name
+        for log in logs.glob(f"{ISSUE}/*/steps/*.run.log")
+        for line in log.read_text().splitlines()
+        if line.startswith("ENVIRONMENT:")
+        for name in line.split(":", 1)[1].split()
+    }
+    assert "PATH" in seen and not {n for n in seen if TOKEN_NAMES.match(n)}
+    assert not seen & {"WANDB_API_KEY", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT"}, seen
+
+    # 3. The author edits the repro after approval: the watch refuses it, said once.
+    edited = body.replace("time.sleep(0.3)", "time.sleep(0.4)")
+    issues.gh.edit_issue(ISSUE, edited)
+    for _night in range(2):
+        night = issues.night()
+        assert night.returncode == 0, night.tail()
+        assert not [a for a in night.artifact_names() if a.startswith("issue-answers")]
+    said = [b for b in issues.replies() if "changed since it was approved" in b]
+    assert said == [
+        "the repro changed since it was approved; a maintainer comments "
+        "`/repromatrix approve` or re-labels"
+    ]
+    state = read_state(issues.bot_comment())
+    assert state is not None and state.refused is not None
+    assert [a.title for a in state.answers] == ["/repromatrix sweep packaging 21.3..22.0"]
+
+
+TAMPER_CODE = """\
+# repromatrix
+import glob, io, os, zipfile
+
+# What a repro that reached this run's artifact storage would do (a leftover process
+# with the runtime token, on GitHub): replace the plan the trusted post job installs.
+for archive in glob.glob(os.path.join({work!r}, "act-*", "artifacts", "*", "issue-plan", "*.zip")):
+    with zipfile.ZipFile(archive) as opened:
+        files = {{name: opened.read(name) for name in opened.namelist()}}
+    files["plan.json"] += b" "
+    for name in files:
+        if name.startswith("tool/"):
+            files[name] = b"a wheel that runs with issues: write"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as written:
+        for name, data in files.items():
+            written.writestr(name, data)
+    with open(archive, "wb") as out:
+        out.write(buffer.getvalue())
+print("tampered")
+"""
+
+
+def test_a_plan_replaced_by_the_run_job_is_never_installed_with_a_token(issues: Issues) -> None:
+    code = TAMPER_CODE.format(work=str(issues.scenario.work))
+    body = f"/repromatrix check --pin packaging==22.0\n\n```python\n{code}```\n"
+    run = issues.comment(body, issue_body="It breaks.")
+
+    assert run.returncode != 0  # post refuses: the plan is not what parse emitted
+    assert re.search(r"plan has digest [0-9a-f]{64}, not [0-9a-f]{64} .*nothing installed", run.log)
+    assert not [b for b in issues.replies() if b.startswith(MARKER)]  # nothing posted
+    assert (issues.asked, "rocket") not in issues.gh.reactions()
