@@ -3,11 +3,12 @@ against new (uv, its cache kept between jobs), side by side in one run.
 
     python benchmarks/bench_workflow_install.py [--repeat 3] [--out FILE]
 
-Each job runs the step's exact commands, read from .github/workflows/
-nightly-combination.yml (new) and as they were before (old, below), with bash -e in a
-fresh copy of the checkout (what actions/checkout gives a job) and a fresh RUNNER_TEMP,
-against the machine's warm caches (pip's and uv's default folders, as a self-hosted
-runner keeps them; one untimed warm-up job each first). Sources: `.` (the checkout:
+Each job runs the step's exact commands, the workflows' one install action
+(.github/actions/install-repromatrix/install.sh, new) and as they were before (old,
+below), with bash -e in a fresh copy of the checkout (what actions/checkout gives a
+job) and a fresh RUNNER_TEMP, against the machine's warm caches (pip's and uv's
+default folders, as a self-hosted runner keeps them; one untimed warm-up job each
+first). Sources: `.` (the checkout:
 a package build every job, as in repromatrix's own repository) and a wheel (standing
 for `repromatrix==X.Y` from an index: nothing to build). Old and new alternate, so a
 busy machine slows both alike. Also: four jobs at once (a matrix's jobs on one host),
@@ -29,17 +30,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parent.parent
-WORKFLOW = ROOT / ".github" / "workflows" / "nightly-combination.yml"
+ACTION = ".github/actions/install-repromatrix/install.sh"
 # The step before uv (commit 46e9c52): a venv of the runner's python3, pip into it.
 OLD_STEP = 'python3 -m venv .venv && .venv/bin/pip install --quiet "$REPROMATRIX_SOURCE"'
 
 
 def new_step() -> str:
-    steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["combination"]["steps"]
-    return next(s["run"] for s in steps if s.get("name") == "Install repromatrix")
+    """The action's step, as every workflow's install runs it (from the checkout)."""
+    assert (ROOT / ACTION).is_file(), ACTION
+    return f'SOURCE="$REPROMATRIX_SOURCE" GITHUB_PATH= bash {ACTION}'
 
 
 def checkout(into: Path) -> Path:

@@ -4,8 +4,8 @@
                                               no repro runs
     repromatrix issue ack --plan plan         👀 on commands that run, 😕 + a reply on refusals,
                                               approvals into the bot comment
-    repromatrix issue run --plan plan --issue N --out answers
-                                              issue N's job through sweep / bisect / check
+    repromatrix issue run --plan plan --issue 7 --out answers
+                                              issue 7's job (one run job per issue)
     repromatrix issue post --plan plan --answers answers --run-url URL
                                               the bot comment, 🚀, a watch's flip
 
