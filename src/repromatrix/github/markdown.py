@@ -76,21 +76,14 @@ def inert(markdown: str) -> str:
     in bare ``<details>``/``<summary>`` tags, whose ``</details>`` are balanced; a fence
     left open is closed. Linear in the text."""
     out: list[str] = []
-    fence: str | None = None
     depth = 0  # <details> opened and not closed
-    for line in markdown.split("\n"):
-        if fence is not None:
+    lines, fence = _fenced(markdown)
+    for line, code in lines:
+        if code:
             out.append(line)
-            if _closes(line, fence):
-                fence = None
-            continue
-        opening = _OPENING.match(line)
-        if opening and not (opening["fence"][0] == "`" and "`" in opening["info"]):
-            fence = opening["fence"]
-            out.append(line)
-            continue
-        text, depth = _inert_line(line, depth)
-        out.append(text)
+        else:
+            text, depth = _inert_line(line, depth)
+            out.append(text)
     if fence is not None:
         out.append(fence)
     out += ["</details>"] * depth
@@ -198,17 +191,27 @@ def _whole_lines(text: str) -> str:
 
 def _closers(text: str) -> str:
     """What closes the fenced block and the <details> ``text`` (whole lines) leaves open."""
+    lines, fence = _fenced(text)
+    depth = sum(
+        line.count("<details>") - line.count("</details>") for line, code in lines if not code
+    )
+    closers = f"{fence}\n" if fence is not None else ""
+    return closers + "\n</details>\n" * max(depth, 0)
+
+
+def _fenced(markdown: str) -> tuple[list[tuple[str, bool]], str | None]:
+    """Each line of ``markdown`` and whether it is inside a fenced block (its fences
+    count as inside), and the fence still open at the end (None when none is)."""
+    lines: list[tuple[str, bool]] = []
     fence: str | None = None
-    depth = 0
-    for line in text.split("\n"):
+    for line in markdown.split("\n"):
         if fence is not None:
+            lines.append((line, True))
             if _closes(line, fence):
                 fence = None
             continue
         opening = _OPENING.match(line)
         if opening and not (opening["fence"][0] == "`" and "`" in opening["info"]):
             fence = opening["fence"]
-            continue
-        depth += line.count("<details>") - line.count("</details>")
-    closers = f"{fence}\n" if fence is not None else ""
-    return closers + "\n</details>\n" * max(depth, 0)
+        lines.append((line, fence is not None))
+    return lines, fence
