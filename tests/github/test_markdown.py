@@ -48,7 +48,7 @@ def test_mentions_references_html_and_links_outside_code_are_inert() -> None:
     text = inert(hostile)
     assert "@alice" not in text and f"@{ZWSP}alice" in text
     assert f"@{ZWSP}octo-org/maintainers" in text
-    assert f"#{ZWSP}12" in text
+    assert f"#{ZWSP}12" in text and f"GH{ZWSP}-7" in inert("GH-7")
     assert "://" not in text and "www." not in text
     assert "](" not in text.replace("\\](", "")  # no link brackets left unescaped
     assert "<img" not in text and "<!--" not in text and "&lt;!--" in text
@@ -69,11 +69,11 @@ def test_an_unclosed_fence_is_closed_and_details_are_balanced() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("a@#:/w.[]()<>&!`~\\ \n-|123")), max_size=300))
+@given(st.text(alphabet=st.sampled_from(list("a@#:/w.[]()<>&!`~\\ \n-|123gGhH")), max_size=300))
 def test_no_generated_text_renders_a_mention_tag_or_link_outside_code(text: str) -> None:
     shown = outside_code(inert(text))
     assert not re.search(r"@[A-Za-z0-9]", shown)
-    assert not re.search(r"#\d", shown)
+    assert not re.search(r"#\d|(?i:gh)-\d", shown)
     assert "://" not in shown
     assert not re.search(r"<(?!/?(details|summary)>)", shown)
 

@@ -24,8 +24,9 @@ _OPENING = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _ALLOWED_TAGS = ("<details>", "</details>", "<summary>", "</summary>")
 _TAG = re.compile(r"</?(?:details|summary)>")
 _BACKTICKS = re.compile(r"`+")
-# What renders as a link or a mention outside code: "@", "#123", "://", "www.", "[", "]".
-_LINKISH = re.compile(r"@|#(?=\d)|:(?=//)|(?i:www)(?=\.)|[\[\]]")
+# What renders as a link, a reference or a mention outside code: "@", "#123", "GH-123",
+# "://", "www.", "[", "]".
+_LINKISH = re.compile(r"@|#(?=\d)|(?i:gh)(?=-\d)|:(?=//)|(?i:www)(?=\.)|[\[\]]")
 
 
 def code_span(text: str, *, cell: bool = False, limit: int | None = None) -> str:
