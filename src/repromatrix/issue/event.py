@@ -25,7 +25,7 @@ from typing import Any
 from repromatrix.errors import UserError
 from repromatrix.issue.command import Command, Refusal, parse_comment
 from repromatrix.issue.config import TRUSTED_PERMISSIONS, IssueSettings, is_trusted
-from repromatrix.issue.plan import _LOGIN, Job, Plan, PlannedApproval, Reply, make_job
+from repromatrix.issue.plan import LOGIN, Job, Plan, PlannedApproval, Reply, make_job
 from repromatrix.issue.repro import Repro, find_repro
 
 
@@ -112,7 +112,7 @@ def _approved(
         repro = find_repro(field(payload, "issue", "body"), "issue")
     except UserError as err:
         return refuse(str(err))
-    if repro is None or not _LOGIN.match(login):
+    if repro is None or not LOGIN.match(login):
         return refuse("nothing to approve: the issue has no ```python block whose first "
                       "line is `# repromatrix`")  # fmt: skip
     approval = PlannedApproval(
@@ -183,7 +183,7 @@ def labeled_plan(
         plan.notes.append(f"ignored: not the {settings.label!r} label being added")
     elif issue is None or issue < 1 or field(payload, "issue", "pull_request", kind=dict):
         plan.notes.append("ignored: the label is not on an issue")
-    elif not _LOGIN.match(login) or not (
+    elif not LOGIN.match(login) or not (
         login.lower() in {name.lower() for name in settings.trusted}
         or permission(login) in TRUSTED_PERMISSIONS
     ):

@@ -32,7 +32,7 @@ from repromatrix.matrix.pins import pin_text
 from repromatrix.results import write_json_atomic, write_text_atomic
 
 PLAN_FILE = "plan.json"
-_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
+LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
 _SHA256 = r"^[0-9a-f]{64}$"
 
 
@@ -83,7 +83,7 @@ class PlannedApproval(BaseModel):
     issue: int = Field(ge=1)
     comment: int | None = Field(None, ge=1)  # /repromatrix approve's comment (👍 on it)
     sha256: str = Field(pattern=_SHA256)
-    by: str = Field(pattern=_LOGIN.pattern)
+    by: str = Field(pattern=LOGIN.pattern)
     how: Literal["label", "approve"]
 
 
@@ -136,7 +136,7 @@ def make_job(
     return Job(
         issue=issue,
         comment=comment,
-        author=author if _LOGIN.match(author) else "",
+        author=author if LOGIN.match(author) else "",
         kind=command.kind,  # type: ignore[arg-type]
         line=command.line,
         package=command.package,
