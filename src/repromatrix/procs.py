@@ -32,7 +32,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -259,7 +259,8 @@ def become_subreaper() -> bool:
 
 
 def _children() -> dict[int, list[int]]:
-    """Parent pid -> child pids, from /proc (Linux)."""
+    """Parent pid -> child pids, from /proc (Linux): the live ones, and our own that
+    ended and wait to be collected."""
     tree: dict[int, list[int]] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -270,7 +271,10 @@ def _children() -> dict[int, list[int]]:
                 fields = stat.read().rsplit(b")", 1)[1].split()
         except OSError:
             continue  # gone meanwhile
-        tree.setdefault(int(fields[1]), []).append(int(entry.name))
+        parent = int(fields[1])
+        if fields[0] == b"Z" and parent != os.getpid():
+            continue  # ended: its parent collects it (a zombie of ours is reaped here)
+        tree.setdefault(parent, []).append(int(entry.name))
     return tree
 
 
@@ -287,32 +291,30 @@ def descendants(root: int | None = None) -> list[int]:
     return found
 
 
-def kill_descendants(rounds: int = 50) -> int:
-    """SIGKILL every process below this one, again until none is left (one that forked
-    meanwhile is adopted here and found by the next round), reaping what this process
-    adopted. How many were killed. Call it when no child of ours should be running."""
+def kill_descendants(keep: Collection[int] = (), rounds: int = 50) -> int:
+    """SIGKILL every process below this one but ``keep`` (those that were there before
+    the work began), again until none is left (one that forked meanwhile is adopted here
+    and found by the next round), reaping what this process adopted. How many were
+    killed. Call it when no child of the work should be running."""
     if not sys.platform.startswith("linux"):
         return 0
     killed: set[int] = set()
     for _ in range(rounds):
-        found = descendants()
+        found = [pid for pid in descendants() if pid not in keep]
         for pid in found:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
             killed.add(pid)
-        _reap()
+        _reap(found)
         if not found:
             break
         time.sleep(0.02)
     return len(killed)
 
 
-def _reap() -> None:
-    """Collect every child of ours that has ended (adopted orphans included)."""
-    while True:
-        try:
-            pid, _status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+def _reap(pids: Collection[int]) -> None:
+    """Collect those of ``pids`` that are our children and have ended (adopted orphans
+    included); a child of someone else's is theirs to collect."""
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)

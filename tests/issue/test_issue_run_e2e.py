@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support.pip import PIP
 
-from repromatrix.issue.answer import read_result
+from repromatrix.issue.answer import artifact_name, read_result
 from repromatrix.issue.plan import Job, Plan
 from repromatrix.issue.run import run_plan
 
@@ -55,7 +55,7 @@ def _run(tmp_path: Path, job: Job, monkeypatch: pytest.MonkeyPatch):
     run_plan(
         Plan(event="issue_comment", repository="o/r", jobs=[job]),
         plan,
-        tmp_path / "answers",
+        tmp_path / "answers" / artifact_name(job.issue),  # as post downloads it
         tmp_path / "cases",
         say=lambda _line: None,
     )

@@ -34,7 +34,7 @@ from repromatrix.bisect.search import ProbeOutcome
 from repromatrix.bisect.sweep import run_sweep
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
-from repromatrix.github.markdown import code_block, code_span, details
+from repromatrix.github.markdown import code_block, code_span, details, one_line
 from repromatrix.issue.answer import MAX_MARKDOWN, Result, answer_folder, write_result
 from repromatrix.issue.plan import Job, Plan, bisect_options, pins_of, probe_for, sweep_options
 from repromatrix.redact import redact_text
@@ -120,13 +120,14 @@ def run_plan(
     results = []
     for job in jobs:
         say(f"#{job.issue}: {job.line}")
+        before = set(procs.descendants())  # a library caller's own children stay
         try:
             result = run_job(job, folder, answer_folder(out, job.issue), cases)
         except Exception as err:  # a fault of repromatrix, not of the command: said on the issue
             line = f"{type(err).__name__}: {redact_text(str(err))}"[:500]
             result = Result(issue=job.issue, kind=job.kind, status="failed", headline=line)
         finally:
-            killed = procs.kill_descendants()
+            killed = procs.kill_descendants(keep=before)
             if killed:
                 say(f"#{job.issue}: killed {killed} process(es) the repro left behind")
         write_result(out, result)
@@ -226,7 +227,7 @@ def _check(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     versions = {name: resolved[name] for name in followed if name in resolved}
     outcome = observation.outcome.value
     said = " ".join(f"{name} {version}" for name, version in versions.items()) or pins_text(pins)
-    headline = f"{outcome} with {said} ({_code(observation.detail)})"
+    headline = f"{outcome} with {said} ({one_line(redact_text(observation.detail), 500)})"
     lines = [f"**{outcome}** with {said}"]
     if outcome != "good":
         lines.append(f"- error: {_code(observation.detail)}")
