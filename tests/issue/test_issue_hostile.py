@@ -226,7 +226,7 @@ def test_the_repro_gets_an_allowlisted_environment(
         "DB_PASS": "p",
         "GH_TOKEN": "g",
         "ACTIONS_RUNTIME_TOKEN": "r",
-        "GITHUB_ENV": "/tmp/env",
+        "GITHUB_ENV": "file-commands/set_env",
         "NODE_OPTIONS": "--require x",
     }
     for name, value in leaks.items():
