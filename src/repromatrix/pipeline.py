@@ -221,8 +221,11 @@ class MatrixRun:
             python=env.interpreter.version,
             system=env.system,
             index=EnvRequest.for_combination(combo, self.index).index.describe(),
+            sources={tree.package: tree.record() for tree in env.sources},
         )
         say(f"  environment {'reused' if env.reused else 'built'} in {env.seconds:.1f}s")
+        for tree in env.sources:
+            say(f"  {tree.line()}")
         self.host_probe.collect(env, combo.id)
 
         records = self.out.records_path(combo.id)
