@@ -34,6 +34,7 @@ def test_every_workflow_installs_with_the_same_commands() -> None:
         "bisect.yml:bisect",
         "culprit.yml:inputs",
         "culprit.yml:culprit",
+        "smoke.yml:smoke",
     }
     # setup and gather call `repromatrix` by name: they also put .venv/bin on PATH.
     plain = {name: run.replace('echo "$PWD/.venv/bin" >> "$GITHUB_PATH"\n', "")

@@ -33,7 +33,9 @@ FILES = {
     "workflows/bisect.yml": ".github/workflows/bisect.yml",
     "workflows/culprit.yml": ".github/workflows/culprit.yml",
     "workflows/issue-repro.yml": ".github/workflows/issue-repro.yml",
+    "workflows/smoke.yml": ".github/workflows/smoke.yml",
 }
+WORKFLOWS = "workflows/"
 
 
 # What add_commands adds (cli/app.py builds only the group a command line names).
@@ -68,12 +70,20 @@ def run_command(args: argparse.Namespace) -> int | None:
     return 0
 
 
-def _source(name: str) -> Traversable:
+def _source(name: str) -> Traversable | Path:
+    """A scaffold file. The workflows have one source, this repository's
+    .github/workflows: a wheel carries them as scaffold/workflows (pyproject.toml's
+    force-include); a source checkout (an editable install, src/ on the path) reads
+    them where they are."""
     from importlib import resources
 
     node = resources.files("repromatrix") / "scaffold"
     for part in name.split("/"):
         node = node / part
+    if name.startswith(WORKFLOWS) and not node.is_file():
+        checkout = Path(__file__).resolve().parents[3] / ".github" / name
+        if checkout.is_file():
+            return checkout
     return node
 
 
