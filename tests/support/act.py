@@ -40,6 +40,11 @@ ACTIONS = {
     "actions/setup-python@v6": "setup-python",
     "actions/upload-artifact@v6": "upload-artifact",
     "actions/download-artifact@v7": "download-artifact",
+    # The same actions pinned by commit (the tag in a comment beside each `uses:`).
+    "actions/checkout@d23441a48e516b6c34aea4fa41551a30e30af803": "checkout",
+    "actions/setup-python@ece7cb06caefa5fff74198d8649806c4678c61a1": "setup-python",
+    "actions/upload-artifact@b7c566a772e6b6bfb58ed0dc250532a479d7789f": "upload-artifact",
+    "actions/download-artifact@37930b1c2abaa49bbe596cd826c3c89aef350131": "download-artifact",
 }
 RUNNER_LABELS = ("ubuntu-latest", "self-hosted", "linux", "gpu")
 # act's own secret: without one act asks `gh auth token` for it (a call the double
@@ -61,7 +66,9 @@ def missing() -> str | None:
     if shutil.which("node") is None:
         lacking.append("node on PATH (the actions run on it)")
     folder = actions_dir()
-    absent = [name for name in ACTIONS.values() if not (folder / name / "action.yml").is_file()]
+    absent = [
+        n for n in dict.fromkeys(ACTIONS.values()) if not (folder / n / "action.yml").is_file()
+    ]
     if absent:
         lacking.append(
             f"the actions {', '.join(absent)} in {folder} (set {ACTIONS_VARIABLE} to their folder)"
