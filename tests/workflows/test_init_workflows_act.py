@@ -73,8 +73,10 @@ def test_push_runs_the_smoke_tier_green_with_cpu_torch_from_the_index(
     (combination,) = results["combinations"]
     assert combination["verdict"] == "PASS"
     assert combination["resolved"]["torch"] == "2.13.0+cpu"
-    # readable: no progress-spinner frames flooding the log
-    assert run.log.count("━") < 20, run.tail()
+    # readable: no spinner frames flooding the log (were 428 of 618 lines), the
+    # progress bar's final state once
+    frames = [line for line in run.log.splitlines() if "━" in line or "\x1b[?25l" in line]
+    assert len(frames) <= 2, frames[:5]
 
 
 def test_the_nightly_without_a_gpu_runner_says_so_and_is_green(
