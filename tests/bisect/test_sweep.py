@@ -266,3 +266,81 @@ def test_a_cpu_sweeps_reproducer_pins_torch_to_the_cpu_index_and_caps_the_projec
     assert metadata["tool"]["uv"]["sources"] == {"torch": {"index": "pytorch-cpu"}}
     assert metadata["tool"]["uv"]["exclude-newer-package"] == {"datasets": "2024-09-25"}
     assert "# torch 2.13.0+cpu: the CPU build, as the sweep ran" in text
+
+
+HELPER = "def answer():\n    return 41\n"
+CASES = {
+    "helpers/__init__.py": "",
+    "helpers/numbers.py": "from helpers import __name__ as _pkg\n\nTWO = 2\n",
+    "tiny.py": HELPER,
+    "conftest.py": "import pytest\n\n\n@pytest.fixture\ndef offset():\n    return 1\n",
+    "pytest.ini": "[pytest]\nmarkers =\n    slow: a label\n",
+    "unrelated.py": "raise SystemExit('never carried')\n",
+    "deep/test_answer.py": (
+        "import pytest\nfrom tiny import answer\nfrom helpers.numbers import TWO\n\n\n"
+        "@pytest.mark.parametrize('mode', ['default', 'reentrant'])\n"
+        "def test_answer(offset, mode):\n    assert answer() + offset == 42 * TWO // 2\n\n\n"
+        '@pytest.mark.requires("not-installed-anywhere>=1")\n'
+        "def test_needs_more():\n    pass\n\n\n"
+        "def test_wrong():\n    assert answer() == 42\n"
+    ),
+}
+
+
+@pytest.fixture
+def cases_root(tmp_path: Path) -> Path:
+    root = tmp_path / "project" / "cases"
+    for name, text in CASES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_a_case_reproducer_carries_the_case_and_what_it_imports(cases_root: Path) -> None:
+    from repromatrix.bisect.sweep_reproducer import case_files
+
+    assert case_files("deep/test_answer.py::test_answer[default]", cases_root) == [
+        "deep/test_answer.py", "pytest.ini", "conftest.py", "tiny.py",
+        "helpers/__init__.py", "helpers/numbers.py",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "code"),
+    [
+        ("deep/test_answer.py::test_answer[reentrant]", 0),
+        ("deep/test_answer.py::test_wrong", 1),
+        ("deep/test_answer.py::test_needs_more", 125),
+    ],
+)
+def test_a_case_reproducer_runs_from_any_folder_with_the_real_outcome(
+    cases_root: Path, tmp_path: Path, case: str, code: int
+) -> None:
+    from repromatrix.bisect.sweep_reproducer import standalone_case
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    script = elsewhere / "reproduce-1.0.py"
+    script.write_text(standalone_case(case, cases_root))
+    done = subprocess.run([sys.executable, str(script)], cwd=elsewhere, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == code, done.stdout + done.stderr
+    if code == 125:
+        assert "not-installed-anywhere" in done.stdout  # the skip's reason, shown
+
+
+@pytest.mark.e2e
+def test_uv_runs_a_case_reproducer_with_pytest_from_its_own_block(
+    cases_root: Path, tmp_path: Path
+) -> None:
+    from repromatrix.bisect.sweep_report import reproducer
+    from repromatrix.bisect.sweep_reproducer import standalone_case
+
+    script = tmp_path / "reproduce-1.0.py"
+    body = standalone_case("deep/test_answer.py::test_wrong", cases_root)
+    script.write_text(reproducer(requirements=["pytest>=8"], index={}, body=body))
+    uv = Path(sys.executable).with_name("uv")
+    done = subprocess.run([str(uv), "run", "--no-project", str(script)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "assert 41 == 42" in done.stdout

@@ -331,16 +331,6 @@ def portable_index(locations: list[tuple[str, str]]) -> tuple[dict[str, Any], li
     return settings, list(dict.fromkeys(notes))
 
 
-def case_body(case: str) -> str:
-    """The probe of a case: pytest on it, from the folder that holds cases/."""
-    return (
-        '"""Run from the folder that holds cases/ (the repository of the matrix)."""\n\n'
-        "import subprocess\nimport sys\n\n"
-        f"case = {case!r}\n"
-        'sys.exit(subprocess.call([sys.executable, "-m", "pytest", "-q", "cases/" + case]))\n'
-    )
-
-
 def _toml_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
