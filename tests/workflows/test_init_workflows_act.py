@@ -90,3 +90,28 @@ def test_the_nightly_without_a_gpu_runner_says_so_and_is_green(
     said = [line for line in run.log.splitlines() if "no GPU runner configured" in line]
     assert said, run.tail()
     assert not gh.calls()  # nothing gathered, no issue opened
+
+
+def test_the_dry_run_works_in_the_new_repository(
+    project: tuple[Path, str], tmp_path: Path, shared_env_store: Path
+) -> None:
+    """init's noxfile has the dry run; it runs night 1 of the smoke tier through the
+    project's own nightly.yml, with the actions from where the user points (here the
+    offline copies; by default act fetches them), gh stood in."""
+    from support.act import actions_dir
+
+    folder, wheel = project
+    tools = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    listed = subprocess.run([sys.executable, "-m", "nox", "-l"], cwd=folder, env=tools,
+                            capture_output=True, text=True)  # fmt: skip
+    assert "nightly-dry-run" in listed.stdout, listed.stdout + listed.stderr
+    env = {**os.environ, "PIP_FIND_LINKS": "", "REPROMATRIX_ENV_DIR": str(shared_env_store)}
+    done = subprocess.run(
+        [sys.executable, "-m", "repromatrix", "dry-run", "--repromatrix", wheel,
+         "--actions", str(actions_dir()), "--work", str(tmp_path / "dry")],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=1500,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-4000:]
+    assert "PASS           torch2.13-tf4.56" in output
+    assert "gh run list --workflow nightly.yml" in output
