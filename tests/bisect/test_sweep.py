@@ -4,6 +4,7 @@ ranges and transitions, when a range is non-monotone, and what a reproducer says
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -344,3 +345,50 @@ def test_uv_runs_a_case_reproducer_with_pytest_from_its_own_block(
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     assert "assert 41 == 42" in done.stdout
+
+
+@pytest.mark.e2e
+def test_a_reproducer_builds_a_folder_pin_from_where_the_script_is(tmp_path: Path) -> None:
+    """--pin mylib=. in a sweep: the reproducer names mylib's folder relative to itself
+    (a uv path source), so `uv run` from any folder builds the package, not a PyPI name."""
+    from packaging.version import Version as V
+
+    from repromatrix.bisect import sweep_options, sweep_reproducer
+    from repromatrix.bisect.check import Probe, parse_pin_option
+    from repromatrix.bisect.sweep_report import ResultRecord, SweepRecord
+    from repromatrix.environment import IndexSettings
+
+    project = tmp_path / "mylib"
+    (project / "src" / "mylib").mkdir(parents=True)
+    (project / "src" / "mylib" / "__init__.py").write_text("ANSWER = 41\n")
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "mylib"\nversion = "0.0.1"\n'
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
+    )
+    folder = project / "reports" / "sweep" / "six-1.15.0-1.16.0"
+    folder.mkdir(parents=True)
+    probe = tmp_path / "probe.py"
+    probe.write_text("import sys, mylib\nsys.exit(0 if mylib.ANSWER == 42 else 1)\n")
+    os.chdir(project)
+    try:
+        pin = parse_pin_option("mylib=.")
+    finally:
+        os.chdir(tmp_path)
+    options = sweep_options.SweepOptions(
+        package="six", start="1.15.0", end="1.16.0", probe=Probe(script=probe), pins=(pin,)
+    )
+    checked = sweep_options.Plan(
+        "six", V("1.15.0"), V("1.16.0"), None, [], IndexSettings(), Probe(script=probe), folder
+    )
+    result = ResultRecord(version="1.16.0", outcome="bad", seconds=1.0,
+                          resolved={"six": "1.16.0", "mylib": "0.0.1"})  # fmt: skip
+    record = SweepRecord(package="six", **{"from": "1.15.0"}, to="1.16.0")
+    script = folder / "reproduce-1.16.0.py"
+    script.write_text(
+        sweep_reproducer.reproducer_for(result, record, checked, options, probe.read_text())
+    )
+    assert '# mylib = { path = "../../.." }' in script.read_text()
+    uv = Path(sys.executable).with_name("uv")
+    done = subprocess.run([str(uv), "run", "--no-project", str(script)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr  # 41: bad, as the sweep saw

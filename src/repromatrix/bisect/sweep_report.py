@@ -257,6 +257,7 @@ def reproducer(
     exclude_newer: dict[str, str] | None = None,
     cpu_packages: tuple[str, ...] = (),
     header: str = "",
+    folders: dict[str, str] | None = None,
 ) -> str:
     """A PEP 723 script: ``dependencies`` with the exact pins, ``[tool.uv]`` with the
     index settings (no credentials: uv takes them from its keyring / netrc / env),
@@ -291,11 +292,20 @@ def reproducer(
             f"# name = {_toml_string(PYTORCH_CPU_INDEX_NAME)}",
             f"# url = {_toml_string(PYTORCH_CPU_INDEX)}",
             "# explicit = true",
+        ]
+    if cpu_packages or folders:
+        # A package built from a folder: its path relative to this script (uv reads a
+        # script's path sources from where the script is, whatever the working folder).
+        lines += [
             "#",
             "# [tool.uv.sources]",
             *(
                 f"# {name} = {{ index = {_toml_string(PYTORCH_CPU_INDEX_NAME)} }}"
                 for name in cpu_packages
+            ),
+            *(
+                f"# {name} = {{ path = {_toml_string(path)} }}"
+                for name, path in (folders or {}).items()
             ),
         ]
     lines.append("# ///")

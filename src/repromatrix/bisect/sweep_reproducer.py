@@ -13,6 +13,7 @@ and exits as a script probe does: 0 passed, 125 skipped, 1 failed.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from importlib import resources
 from pathlib import Path
@@ -47,8 +48,14 @@ def reproducer_for(
     host had no GPU)."""
     requirements = [f"{checked.package}=={result.version}"]
     notes: list[str] = []
+    folders: dict[str, str] = {}
     for pin in options.pins:
         if pin.kind is PinKind.ABSENT:
+            continue
+        if pin.kind is PinKind.PATH:  # built from its folder, found from this script's
+            requirements.append(pin.package)
+            folders[pin.package] = os.path.relpath(pin.location, checked.folder.resolve())
+            notes.append(f"{pin.package}: built from {pin.spec}, as the sweep ran (its tree now)")
             continue
         if pin.kind is PinKind.EXACT:
             requirements.append(f"{pin.package}=={pin.spec}")
@@ -89,6 +96,7 @@ def reproducer_for(
         exclude_newer=_travelled(result),
         cpu_packages=tuple(cpu_builds),
         header=header + "\n",
+        folders=folders,
     )
 
 
