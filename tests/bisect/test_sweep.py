@@ -4,6 +4,7 @@ ranges and transitions, when a range is non-monotone, and what a reproducer says
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -266,3 +267,128 @@ def test_a_cpu_sweeps_reproducer_pins_torch_to_the_cpu_index_and_caps_the_projec
     assert metadata["tool"]["uv"]["sources"] == {"torch": {"index": "pytorch-cpu"}}
     assert metadata["tool"]["uv"]["exclude-newer-package"] == {"datasets": "2024-09-25"}
     assert "# torch 2.13.0+cpu: the CPU build, as the sweep ran" in text
+
+
+HELPER = "def answer():\n    return 41\n"
+CASES = {
+    "helpers/__init__.py": "",
+    "helpers/numbers.py": "from helpers import __name__ as _pkg\n\nTWO = 2\n",
+    "tiny.py": HELPER,
+    "conftest.py": "import pytest\n\n\n@pytest.fixture\ndef offset():\n    return 1\n",
+    "pytest.ini": "[pytest]\nmarkers =\n    slow: a label\n",
+    "unrelated.py": "raise SystemExit('never carried')\n",
+    "deep/test_answer.py": (
+        "import pytest\nfrom tiny import answer\nfrom helpers.numbers import TWO\n\n\n"
+        "@pytest.mark.parametrize('mode', ['default', 'reentrant'])\n"
+        "def test_answer(offset, mode):\n    assert answer() + offset == 42 * TWO // 2\n\n\n"
+        '@pytest.mark.requires("not-installed-anywhere>=1")\n'
+        "def test_needs_more():\n    pass\n\n\n"
+        "def test_wrong():\n    assert answer() == 42\n"
+    ),
+}
+
+
+@pytest.fixture
+def cases_root(tmp_path: Path) -> Path:
+    root = tmp_path / "project" / "cases"
+    for name, text in CASES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_a_case_reproducer_carries_the_case_and_what_it_imports(cases_root: Path) -> None:
+    from repromatrix.bisect.sweep_reproducer import case_files
+
+    assert case_files("deep/test_answer.py::test_answer[default]", cases_root) == [
+        "deep/test_answer.py", "pytest.ini", "conftest.py", "tiny.py",
+        "helpers/__init__.py", "helpers/numbers.py",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "code"),
+    [
+        ("deep/test_answer.py::test_answer[reentrant]", 0),
+        ("deep/test_answer.py::test_wrong", 1),
+        ("deep/test_answer.py::test_needs_more", 125),
+    ],
+)
+def test_a_case_reproducer_runs_from_any_folder_with_the_real_outcome(
+    cases_root: Path, tmp_path: Path, case: str, code: int
+) -> None:
+    from repromatrix.bisect.sweep_reproducer import standalone_case
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    script = elsewhere / "reproduce-1.0.py"
+    script.write_text(standalone_case(case, cases_root))
+    done = subprocess.run([sys.executable, str(script)], cwd=elsewhere, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == code, done.stdout + done.stderr
+    if code == 125:
+        assert "not-installed-anywhere" in done.stdout  # the skip's reason, shown
+
+
+@pytest.mark.e2e
+def test_uv_runs_a_case_reproducer_with_pytest_from_its_own_block(
+    cases_root: Path, tmp_path: Path
+) -> None:
+    from repromatrix.bisect.sweep_report import reproducer
+    from repromatrix.bisect.sweep_reproducer import standalone_case
+
+    script = tmp_path / "reproduce-1.0.py"
+    body = standalone_case("deep/test_answer.py::test_wrong", cases_root)
+    script.write_text(reproducer(requirements=["pytest>=8"], index={}, body=body))
+    uv = Path(sys.executable).with_name("uv")
+    done = subprocess.run([str(uv), "run", "--no-project", str(script)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "assert 41 == 42" in done.stdout
+
+
+@pytest.mark.e2e
+def test_a_reproducer_builds_a_folder_pin_from_where_the_script_is(tmp_path: Path) -> None:
+    """--pin mylib=. in a sweep: the reproducer names mylib's folder relative to itself
+    (a uv path source), so `uv run` from any folder builds the package, not a PyPI name."""
+    from packaging.version import Version as V
+
+    from repromatrix.bisect import sweep_options, sweep_reproducer
+    from repromatrix.bisect.check import Probe, parse_pin_option
+    from repromatrix.bisect.sweep_report import ResultRecord, SweepRecord
+    from repromatrix.environment import IndexSettings
+
+    project = tmp_path / "mylib"
+    (project / "src" / "mylib").mkdir(parents=True)
+    (project / "src" / "mylib" / "__init__.py").write_text("ANSWER = 41\n")
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "mylib"\nversion = "0.0.1"\n'
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
+    )
+    folder = project / "reports" / "sweep" / "six-1.15.0-1.16.0"
+    folder.mkdir(parents=True)
+    probe = tmp_path / "probe.py"
+    probe.write_text("import sys, mylib\nsys.exit(0 if mylib.ANSWER == 42 else 1)\n")
+    os.chdir(project)
+    try:
+        pin = parse_pin_option("mylib=.")
+    finally:
+        os.chdir(tmp_path)
+    options = sweep_options.SweepOptions(
+        package="six", start="1.15.0", end="1.16.0", probe=Probe(script=probe), pins=(pin,)
+    )
+    checked = sweep_options.Plan(
+        "six", V("1.15.0"), V("1.16.0"), None, [], IndexSettings(), Probe(script=probe), folder
+    )
+    result = ResultRecord(version="1.16.0", outcome="bad", seconds=1.0,
+                          resolved={"six": "1.16.0", "mylib": "0.0.1"})  # fmt: skip
+    record = SweepRecord(package="six", **{"from": "1.15.0"}, to="1.16.0")
+    script = folder / "reproduce-1.16.0.py"
+    script.write_text(
+        sweep_reproducer.reproducer_for(result, record, checked, options, probe.read_text())
+    )
+    assert '# mylib = { path = "../../.." }' in script.read_text()
+    uv = Path(sys.executable).with_name("uv")
+    done = subprocess.run([str(uv), "run", "--no-project", str(script)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr  # 41: bad, as the sweep saw

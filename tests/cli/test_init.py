@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from repromatrix import cli
-from repromatrix.cli.init import FILES
+from repromatrix.cli.init import FILES, scaffold
 from repromatrix.matrix import CaseIndex, load_matrix
 
 WORKFLOWS = Path(__file__).resolve().parents[2] / ".github" / "workflows"
@@ -60,10 +60,24 @@ def test_init_needs_an_existing_folder(tmp_path: Path, capsys: pytest.CaptureFix
 @pytest.mark.parametrize(
     "name", sorted(p.name for p in WORKFLOWS.glob("*.yml") if p.name != "release.yml")
 )
-def test_the_shipped_workflows_are_this_repositorys(name: str) -> None:
-    # One set of workflows: what init writes is what this repository runs (and
-    # tests/nightly/test_workflows.py lints), installing repromatrix as a tool.
-    source = f"workflows/{name}"
-    assert FILES[source] == f".github/workflows/{name}"
-    shipped = Path(cli.__file__).parent.parent / "scaffold" / source
-    assert shipped.read_text() == (WORKFLOWS / name).read_text()
+def test_init_writes_this_repositorys_workflows(name: str, tmp_path: Path) -> None:
+    # One source: what init writes is what this repository runs (and
+    # tests/nightly/test_workflows.py lints); from a source checkout it reads
+    # .github/workflows itself, from a wheel the copy packed there (test_release.py).
+    assert FILES[f"workflows/{name}"] == f".github/workflows/{name}"
+    scaffold(tmp_path)
+    assert (tmp_path / ".github" / "workflows" / name).read_text() == (WORKFLOWS / name).read_text()
+
+
+def test_no_second_copy_of_the_workflows_is_committed() -> None:
+    assert not (Path(cli.__file__).parent.parent / "scaffold" / "workflows").exists()
+
+
+def test_init_gives_a_smoke_tier_with_cpu_torch_and_a_nightly_tier(tmp_path: Path) -> None:
+    scaffold(tmp_path)
+    matrix = load_matrix(tmp_path / "matrix.yaml")
+    (smoke,) = matrix.tier("smoke")
+    assert smoke.extra_index_urls == ("https://download.pytorch.org/whl/cpu",)
+    (nightly,) = matrix.tier("nightly")  # the nightly's default tier exists
+    assert nightly.device == "cuda" and nightly.pin("torch").spec == "system"
+    assert not nightly.extra_index_urls

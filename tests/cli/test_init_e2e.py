@@ -1,7 +1,9 @@
 """From any repository, end to end: a wheel of repromatrix installed into a fresh
 venv, ``repromatrix init`` in an empty folder, its smoke tier run for real (one
-torch 2.13.0 CPU cell). The GPU-marked case skips on CPU, the example case passes,
-and the reports hold no reference to this repository."""
+torch 2.13.0 CPU cell) on a machine without pip configuration: torch comes from the
+CPU index matrix.yaml names (a local stand-in here, support/cpu_index.py). The
+GPU-marked case skips on CPU, the example case passes, and the reports hold no
+reference to this repository."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.cpu_index import point_at_local_index, without_pip_configuration
 
 pytestmark = pytest.mark.e2e
 
@@ -45,6 +48,8 @@ def test_init_and_run_in_an_empty_folder(repo_root: Path, tmp_path: Path) -> Non
     project = tmp_path / "project"
     project.mkdir()
     _run([tool, "init"], project, env)
+    point_at_local_index(project / "matrix.yaml", tmp_path / "index")
+    env = without_pip_configuration(env)
     (project / "noxfile.py").unlink()  # a project that uses the command, not nox
     envs = tmp_path / "envs"
     _run([tool, "run", "--env-dir", str(envs)], project, env)  # matrix.yaml found here
@@ -57,6 +62,7 @@ def test_init_and_run_in_an_empty_folder(repo_root: Path, tmp_path: Path) -> Non
     assert cases[EXAMPLE]["status"] == "passed"
     assert cases[GPU]["status"] == "skipped"
     assert cases[GPU]["message"] == "requires a CUDA GPU; this host has none"
+    assert combination["resolved"]["torch"] == "2.13.0+cpu"  # from the CPU index
     assert combination["repro"] == f"repromatrix run --update --combination {combination['id']}"
 
     # One case again, from a subfolder (matrix.yaml found upward): the other result

@@ -103,3 +103,56 @@ def test_plain_pins_load_no_version_grammar() -> None:
         env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
     )
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("raw", [".", "./pkgs/mylib", "../mylib", "/abs/mylib"])
+def test_a_folder_is_a_path_pin_relative_to_its_base(raw, tmp_path):
+    pin = parse_pin("MyLib", raw, base=tmp_path)
+    assert pin.kind is PinKind.PATH
+    assert str(pin) == raw  # as written: what results and reports show
+    assert pin.location == (tmp_path / raw).resolve()
+    assert pin.requirement() == f"mylib @ {(tmp_path / raw).resolve().as_uri()}"
+
+
+def test_a_bare_relative_folder_is_refused_with_the_spelling_that_works():
+    with pytest.raises(ValueError, match=r"a folder starts with './': './pkgs/mylib'"):
+        parse_pin("mylib", "pkgs/mylib")
+
+
+def test_matrix_folder_pins_are_relative_to_the_matrix_file(write_matrix, tmp_path, monkeypatch):
+    from repromatrix.matrix import load_matrix
+
+    path = write_matrix(
+        """
+        packages: [torch, mylib]
+        tiers:
+          smoke: [{id: mine, torch: "2.13.0", mylib: "./pkgs/mylib"}]
+        """
+    )
+    monkeypatch.chdir("/")
+    (combo,) = load_matrix(path).tier("smoke")
+    assert combo.pin("mylib").location == tmp_path / "pkgs" / "mylib"
+    assert combo.requested() == {"torch": "2.13.0", "mylib": "./pkgs/mylib"}
+
+
+def test_pin_option_takes_a_folder_relative_to_the_working_directory(tmp_path, monkeypatch):
+    from repromatrix.bisect.check import parse_pin_option
+    from repromatrix.errors import UserError
+    from repromatrix.matrix.pins import pin_text
+
+    monkeypatch.chdir(tmp_path)
+    pin = parse_pin_option("mylib=.")
+    assert (pin.kind, pin.location, pin_text(pin)) == (PinKind.PATH, tmp_path, "mylib=.")
+    with pytest.raises(UserError, match="or a folder"):
+        parse_pin_option("mylib=pkgs/mylib")
+
+
+def test_a_cell_carries_a_folder_pin_relative_to_the_working_directory(tmp_path, monkeypatch):
+    from repromatrix.matrix.cell import cell_json, parse_cell
+    from repromatrix.matrix.model import Combination
+
+    pin = parse_pin("mylib", "./pkgs/mylib", base=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    text = cell_json(Combination(id="mine", tier="smoke", pins=(pin,)))
+    assert '"mylib":"./pkgs/mylib"' in text
+    assert parse_cell(text, "--cell").pin("mylib").location == tmp_path / "pkgs" / "mylib"

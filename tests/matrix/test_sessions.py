@@ -34,7 +34,8 @@ def test_the_static_read_agrees_with_nox_on_this_repository(repo_root: Path) -> 
 
 def test_the_scaffolds_noxfile_has_no_sweep_or_culprit_session(repo_root: Path) -> None:
     sessions = read_sessions(repo_root / "src" / "repromatrix" / "scaffold")
-    assert sessions == NoxSessions(frozenset({"matrix", "report", "bisect"}), True)
+    names = frozenset({"matrix", "report", "bisect", "nightly-dry-run"})
+    assert sessions == NoxSessions(names, True)
 
 
 @pytest.mark.parametrize(

@@ -90,6 +90,24 @@ def test_a_registered_failure_says_known_broken_as_it_finishes(project: Path) ->
         ["failed", BROKEN, "1.5s"],  # transformers 4.52.4: outside the range
         ["known-broken", BROKEN, "1.5s", LINK],  # 4.53.0: inside it
     ]
+    # the unexpected failure's error line, under it, as it happens; none for known-broken
+    assert [line.strip() for line in live if line.strip().startswith("boom")] == ["boom"]
     closing = [line.strip() for line in live if line.strip().startswith("->")]
     assert closing == ["-> failed", f"-> known-broken (1 failing: {LINK})"]
     assert "verdicts: 1 FAILING, 1 KNOWN-BROKEN (exit status 1)" in said
+
+
+def test_a_failure_says_its_error_once_a_skip_its_reason_and_ids_keep_brackets() -> None:
+    said: list[str] = []
+    lines = pipeline.CaseLines(said.append, lambda _case_id: None)
+    failed = CaseRecord(id="t.py::t[reentrant]", outcome="failed", seconds=0.5,
+                        error_type="RuntimeError", message="Trying to backward\nmore")  # fmt: skip
+    lines(failed)
+    lines(failed)  # its rerun
+    lines(CaseRecord(id="t.py::u", outcome="skipped", message="needs unsloth; it is not installed"))
+    assert said == [
+        "    failed       t.py::t[reentrant]  0.5s",
+        "        RuntimeError: Trying to backward",
+        "    failed       t.py::t[reentrant]  0.5s (rerun)",
+        "    skipped      t.py::u  0.0s  (needs unsloth; it is not installed)",
+    ]

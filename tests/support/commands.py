@@ -39,10 +39,10 @@ HARNESS = {
     "sweep": ["sweep"],
     "check": ["check"],
     "culprit": ["culprit"],
+    "nightly-dry-run": ["dry-run", "--repromatrix", "."],
 }
-# nightly-dry-run passes its own (--tier, --work) to tests/support/nightly_dry_run.py;
-# tests/workflows/test_nightly_dry_run.py runs the documented line for real.
-NOT_HARNESS = {"tests", "lint", "nightly-dry-run"}
+# tests/workflows/test_nightly_dry_run.py runs the documented dry-run line for real.
+NOT_HARNESS = {"tests", "lint"}
 
 # A path before the program has at least one character before its slash
 # (.venv/bin/repromatrix): "/repromatrix sweep ..." is an issue comment's command

@@ -62,6 +62,9 @@ def test_the_documented_dry_run_runs_night_1_and_shows_what_gh_was_asked(
         "    from packaging.version import Version\n\n"
         "    assert Version('1.0') < Version('1.1')\n"
     )
+    for step in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "project"]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *step],
+                       cwd=project, check=True, capture_output=True)  # fmt: skip
     env = {**os.environ, act.ACTIONS_VARIABLE: str(act.actions_dir())}
     env.pop("NOX_SCRIPT_MODE", None)
 
@@ -80,3 +83,4 @@ def test_the_documented_dry_run_runs_night_1_and_shows_what_gh_was_asked(
     assert re.search(r"^  PASS +pk21\.2$", output, re.M), output[-3000:]
     assert "gh run list --workflow nightly.yml" in output
     assert "act exit status 0" in output
+    assert "nothing reached GitHub" in output

@@ -14,12 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-from repromatrix.cli.init import FILES
+from repromatrix.cli.init import FILES, scaffold
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 ACTION = REPO / ".github" / "actions" / "install-repromatrix"
-SCAFFOLD = REPO / "src" / "repromatrix" / "scaffold"
 # The jobs that run code repromatrix did not write.
 THIRD_PARTY = {
     "issue-repro.yml": {"run"},
@@ -134,8 +133,9 @@ def test_issue_repro_approves_on_a_label_and_verifies_the_plan_in_every_job() ->
     assert install["with"]["plan-sha256"] == "${{ needs.parse.outputs.plan_sha256 }}"
 
 
-def test_init_scaffolds_the_action_the_workflows_use() -> None:
+def test_init_scaffolds_the_action_the_workflows_use(tmp_path: Path) -> None:
+    scaffold(tmp_path)
     for path in sorted(p for p in ACTION.iterdir() if p.is_file()):
         source = f"actions/install-repromatrix/{path.name}"
         assert FILES[source] == f".github/actions/install-repromatrix/{path.name}"
-        assert (SCAFFOLD / source).read_text() == path.read_text()
+        assert (tmp_path / FILES[source]).read_bytes() == path.read_bytes()

@@ -96,6 +96,14 @@ class Listing:
             and (v in (low, high) or (not self.releases[v].yanked and (pre or not v.is_prerelease)))
         ]
 
+    def yanked_line(self, one: Version, other: Version) -> str | None:
+        """One line naming the yanked releases ``between`` leaves out (None: none)."""
+        low, high = sorted((one, other))
+        left = [str(v) for v in self.versions() if low < v < high and self.releases[v].yanked]
+        if not left:
+            return None
+        return f"skipping yanked {self.package} {', '.join(left)} (PEP 592: not a candidate)"
+
 
 # --------------------------------------------------------------------------- sources
 

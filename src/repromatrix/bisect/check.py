@@ -69,13 +69,14 @@ def parse_pin_option(text: str) -> Pin:
     """``--pin`` as written on a command line:
 
     ``torch==2.13.0``, ``torch>=2.5,<2.14``, ``torch=system``, ``peft=latest``,
-    ``unsloth=null`` (kept out), ``peft@git+https://...``."""
+    ``unsloth=null`` (kept out), ``mylib=.`` / ``mylib=./pkgs/mylib`` (a folder,
+    relative to the working directory), ``peft@git+https://...``."""
     redact.remember(texts=[text])  # credentials of a URL, masked wherever they appear
     match = _PIN.match(text)
     if not match or not match.group(2):
         raise UserError(
             f"--pin {text!r}: expected PACKAGE==VERSION, PACKAGE<specifier>, "
-            "PACKAGE=system|latest|null or PACKAGE@URL"
+            "PACKAGE=system|latest|null, PACKAGE=./FOLDER or PACKAGE@URL"
         )
     name, rest = match.groups()
     if rest.startswith("@"):
@@ -84,11 +85,11 @@ def parse_pin_option(text: str) -> Pin:
         raw = rest[2:].strip()
     elif rest.startswith("=") and not rest.startswith("=="):
         raw = rest[1:].strip()
-        if raw not in ("system", "latest", "null"):
+        if raw not in ("system", "latest", "null") and not raw.startswith((".", "/")):
             # 'torch=>2' is a typo of 'torch>=2', not a pin to guess at
             raise UserError(
-                f"--pin {text!r}: after a single '=' comes system, latest or null "
-                "(a version takes '==')"
+                f"--pin {text!r}: after a single '=' comes system, latest, null or a "
+                "folder (./FOLDER; a version takes '==')"
             )
         raw = None if raw == "null" else raw
     else:
@@ -306,6 +307,10 @@ def check(
     }
     if env.time_travel is not None:
         extra["as_of"] = env.time_travel.describe()
+    if env.sources:  # packages built from a folder: which tree exactly
+        extra["sources"] = {tree.package: tree.record() for tree in env.sources}
+        for tree in env.sources:
+            say(tree.line())
     probe = options.probe
     if probe.script is not None:
         places = machine_places(env=env.root, script=probe.script.parent)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 from rich.console import Console
+from rich.text import Text
 
 from repromatrix import __version__, procs
 from repromatrix.bisect.check import CellSettings, CheckOptions, Probe, check
@@ -33,6 +34,7 @@ from repromatrix.bisect.ddmin import Attempt, DdminResult, Outcome, Status, Tria
 from repromatrix.bisect.flow import BisectOptions, run_bisect
 from repromatrix.bisect.locks import Change, Lock, diff, lock_from_resolved, mixed_pins
 from repromatrix.bisect.rerun import shown_path
+from repromatrix.console import plain_console
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
@@ -134,7 +136,7 @@ def run_culprit(
     say: Callable[[str], None] = print,
 ) -> tuple[CulpritRecord, int]:
     """Run the hunt; returns the record written and the exit status."""
-    show = console or Console(stderr=True)
+    show = console or plain_console(stderr=True)
     procs.reset_cancelled()
     probe = options.probe.defined(lambda line: show.print(line, highlight=False))
     if options.jobs < 1:
@@ -368,10 +370,11 @@ def _progress(console: Console, attempt: Attempt, total: int) -> None:
     along = f", moved along {', '.join(attempt.moved_along)}" if attempt.moved_along else ""
     cached = "" if attempt.ran or attempt.trial.outcome is Outcome.UNRESOLVABLE else ", known"
     console.print(
-        f"  step {attempt.number} ({attempt.role}, {what} of {total} changes{along}): "
-        f"[{style}]{attempt.trial.outcome.value}[/{style}] "
-        f"({attempt.trial.detail[:160]}, {attempt.trial.seconds:.1f}s{cached})",
-        highlight=False,
+        Text.assemble(
+            f"  step {attempt.number} ({attempt.role}, {what} of {total} changes{along}): ",
+            (attempt.trial.outcome.value, style),
+            f" ({attempt.trial.detail[:160]}, {attempt.trial.seconds:.1f}s{cached})",
+        )
     )
 
 

@@ -36,6 +36,7 @@ from repromatrix.bisect.report import BisectRecord, verdict_line
 from repromatrix.bisect.report import write as write_report
 from repromatrix.bisect.rerun import refusal_line
 from repromatrix.bisect.search import Status
+from repromatrix.console import plain_console
 from repromatrix.environment import Environment
 from repromatrix.environment.as_of import before_first_release
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
@@ -56,14 +57,15 @@ def run_bisect(
     With ``--git``: refs that are not both releases of the package are searched as
     commits; a release bisect that finds its two adjacent releases goes on into the
     commits between their tags."""
-    show = console or Console(stderr=True)
+    show = console or plain_console(stderr=True)
     procs.reset_cancelled()
     if options.git is not None and not releases_given(options):
         return run_commits(options, show, say)
     checked = plan(options)
     warning = before_first_release(options.as_of, checked.package, checked.index)
-    if warning:
-        show.print(warning, highlight=False)
+    for line in (warning, checked.listing.yanked_line(checked.good, checked.bad)):
+        if line:
+            show.print(line, highlight=False)
     started, clock = utc_now(), time.monotonic()
     record = BisectRecord(
         package=checked.package,

@@ -13,6 +13,7 @@ from typing import Any
 
 from packaging.version import Version
 from rich.console import Console
+from rich.text import Text
 
 from repromatrix import procs
 from repromatrix.bisect.check import CheckOptions, Probe, check
@@ -107,6 +108,9 @@ def probe_devices(count: int, listed: list[str]) -> list[str | None]:
     return [groups[i % len(groups)] for i in range(count)]
 
 
+SHORT_DETAIL = 160  # characters of a step's reason on its progress line
+
+
 class Progress:
     """One line per finished step, a spinner for the running round (rich)."""
 
@@ -116,6 +120,7 @@ class Progress:
         self.console = console
         self.package = package
         self.status = None
+        self.last_detail = ("", "")  # the last step's detail shown, and its candidate
         self.most = most_rounds(len(walk), jobs)
         at_once = f", {jobs} at a time" if jobs > 1 else ""
         unit = "rounds" if jobs > 1 else "steps"
@@ -145,11 +150,23 @@ class Progress:
         role = f" ({step.role})" if step.role != "step" else ""
         unit = f"{self.unit}{'s' if most_left != 1 else ''}"
         self.console.print(
-            f"  {step.candidate}{role}: [{style}]{observation.outcome.value}[/{style}] "
-            f"({observation.detail}, {observation.seconds:.1f}s); "
-            f"at most {most_left} more {unit}",
-            highlight=False,
+            Text.assemble(
+                f"  {step.candidate}{role}: ",
+                (observation.outcome.value, style),
+                f" ({self._detail(step)}, {observation.seconds:.1f}s); "
+                f"at most {most_left} more {unit}",
+            )
         )
+
+    def _detail(self, step: Step[Version]) -> str:
+        """The step's reason, once: a step that failed as the one before says so by
+        its version instead of repeating a 300-character error; a long one is cut
+        (bisect.md and bisect.json keep every word)."""
+        detail = step.observation.detail
+        if detail == self.last_detail[0] and len(detail) > SHORT_DETAIL:
+            return f"the same as {self.last_detail[1]}"
+        self.last_detail = (detail, str(step.candidate))
+        return detail if len(detail) <= SHORT_DETAIL else detail[: SHORT_DETAIL - 1] + "…"
 
     def stop(self) -> None:
         if self.status is not None:

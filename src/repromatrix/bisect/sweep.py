@@ -29,6 +29,7 @@ from dataclasses import replace
 
 from packaging.version import Version
 from rich.console import Console
+from rich.text import Text
 
 from repromatrix import __version__, procs
 from repromatrix.bisect.check import CheckOptions, check
@@ -52,6 +53,7 @@ from repromatrix.bisect.sweep_report import (
 )
 from repromatrix.bisect.sweep_report import write as write_report
 from repromatrix.bisect.sweep_reproducer import reproducer_for
+from repromatrix.console import plain_console
 from repromatrix.environment.as_of import before_first_release
 from repromatrix.execution import host
 from repromatrix.gh import GitHub
@@ -72,12 +74,14 @@ def run_sweep(
     github: GitHub | None = None,
 ) -> tuple[SweepRecord, int]:
     """Run the sweep; returns the record written and the exit status."""
-    show = console or Console(stderr=True)
+    show = console or plain_console(stderr=True)
     procs.reset_cancelled()
     checked = plan(options)
     warning = before_first_release(options.as_of, checked.package, checked.index)
-    if warning:
-        show.print(warning, highlight=False)
+    yanked = checked.listing.yanked_line(checked.low, checked.high)
+    for line in (warning, yanked):
+        if line:
+            show.print(line, highlight=False)
     clock = time.monotonic()
     record = SweepRecord(
         package=checked.package,
@@ -244,7 +248,9 @@ def _progress(console: Console, result: ResultRecord, done: int, total: int) -> 
     style = {"good": "green", "bad": "red", "skip": "yellow"}[result.outcome]
     said = f" ({result.message})" if result.message else ""
     console.print(
-        f"  [{done}/{total}] {result.version}: [{style}]{result.outcome}[/{style}]{said} "
-        f"{result.seconds:.1f}s",
-        highlight=False,
+        Text.assemble(
+            f"  [{done}/{total}] {result.version}: ",
+            (result.outcome, style),
+            f"{said} {result.seconds:.1f}s",
+        )
     )

@@ -254,6 +254,7 @@ def reproducer(
     exclude_newer: dict[str, str] | None = None,
     cpu_packages: tuple[str, ...] = (),
     header: str = "",
+    folders: dict[str, str] | None = None,
 ) -> str:
     """A PEP 723 script: ``dependencies`` with the exact pins, ``[tool.uv]`` with the
     index settings (no credentials: uv takes them from its keyring / netrc / env),
@@ -288,11 +289,20 @@ def reproducer(
             f"# name = {_toml_string(PYTORCH_CPU_INDEX_NAME)}",
             f"# url = {_toml_string(PYTORCH_CPU_INDEX)}",
             "# explicit = true",
+        ]
+    if cpu_packages or folders:
+        # A package built from a folder: its path relative to this script (uv reads a
+        # script's path sources from where the script is, whatever the working folder).
+        lines += [
             "#",
             "# [tool.uv.sources]",
             *(
                 f"# {name} = {{ index = {_toml_string(PYTORCH_CPU_INDEX_NAME)} }}"
                 for name in cpu_packages
+            ),
+            *(
+                f"# {name} = {{ path = {_toml_string(path)} }}"
+                for name, path in (folders or {}).items()
             ),
         ]
     lines.append("# ///")
@@ -326,16 +336,6 @@ def portable_index(locations: list[tuple[str, str]]) -> tuple[dict[str, Any], li
         else:
             settings.setdefault("find_links", []).append(url)
     return settings, list(dict.fromkeys(notes))
-
-
-def case_body(case: str) -> str:
-    """The probe of a case: pytest on it, from the folder that holds cases/."""
-    return (
-        '"""Run from the folder that holds cases/ (the repository of the matrix)."""\n\n'
-        "import subprocess\nimport sys\n\n"
-        f"case = {case!r}\n"
-        'sys.exit(subprocess.call([sys.executable, "-m", "pytest", "-q", "cases/" + case]))\n'
-    )
 
 
 def _toml_string(text: str) -> str:

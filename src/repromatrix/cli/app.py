@@ -193,6 +193,7 @@ COMMAND_GROUPS = (
     (("sweep",), "repromatrix.cli.sweep"),
     (("init",), "repromatrix.cli.init"),
     (("issue",), "repromatrix.cli.issue"),
+    (("dry-run",), "repromatrix.cli.dry_run"),
 )
 COMMANDS = frozenset(_RUN_COMMANDS).union(*(names for names, _module in COMMAND_GROUPS))
 

@@ -78,7 +78,8 @@ def _probe_options(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="PKG==VER",
         help="another package, held fixed (repeatable): PKG==VER, PKG>=A,<B, "
-        "PKG=system, PKG=latest, PKG=null, PKG@URL",
+        "PKG=system, PKG=latest, PKG=null, PKG@URL, or PKG=./FOLDER (your own package, built "
+        "from that folder, relative to here: mylib=.)",
     )
     parser.add_argument(
         "--wheelhouse",

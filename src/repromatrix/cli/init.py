@@ -33,11 +33,15 @@ FILES = {
     "workflows/bisect.yml": ".github/workflows/bisect.yml",
     "workflows/culprit.yml": ".github/workflows/culprit.yml",
     "workflows/issue-repro.yml": ".github/workflows/issue-repro.yml",
+    "workflows/smoke.yml": ".github/workflows/smoke.yml",
     # The workflows' one install step (uses: ./.github/actions/install-repromatrix).
     "actions/install-repromatrix/action.yml": ".github/actions/install-repromatrix/action.yml",
     "actions/install-repromatrix/install.sh": ".github/actions/install-repromatrix/install.sh",
     "actions/install-repromatrix/digest.sh": ".github/actions/install-repromatrix/digest.sh",
 }
+WORKFLOWS = "workflows/"
+# Scaffold files whose one source is this repository's .github/ folder.
+FROM_GITHUB = (WORKFLOWS, "actions/")
 
 
 # What add_commands adds (cli/app.py builds only the group a command line names).
@@ -72,12 +76,20 @@ def run_command(args: argparse.Namespace) -> int | None:
     return 0
 
 
-def _source(name: str) -> Traversable:
+def _source(name: str) -> Traversable | Path:
+    """A scaffold file. The workflows and their install action have one source, this
+    repository's .github/workflows and .github/actions: a wheel carries them as
+    scaffold/workflows and scaffold/actions (pyproject.toml's force-include); a source
+    checkout (an editable install, src/ on the path) reads them where they are."""
     from importlib import resources
 
     node = resources.files("repromatrix") / "scaffold"
     for part in name.split("/"):
         node = node / part
+    if name.startswith(FROM_GITHUB) and not node.is_file():
+        checkout = Path(__file__).resolve().parents[3] / ".github" / name
+        if checkout.is_file():
+            return checkout
     return node
 
 

@@ -35,7 +35,16 @@ def request_document(request: EnvRequest, interpreter: Interpreter, system: dict
         "env": sorted(request.env),
         "tooling": list(request.tooling),
         "as_of": [request.as_of, list(request.stack)],
+        **_sources(request),
     }
+
+
+def _sources(request: EnvRequest) -> dict:
+    """The digests of the packages built from a folder: only when there are some, so
+    that the identity of every other environment stays as it was."""
+    if not request.sources:
+        return {}
+    return {"sources": sorted([tree.package, tree.digest] for tree in request.sources)}
 
 
 def identity_document(
@@ -57,6 +66,7 @@ def identity_document(
         # Only when set, so that the identity of every other environment stays as it was.
         **({"overrides": sorted(request.overrides)} if request.overrides else {}),
         **({"exclude_newer_packages": sorted(exclusions)} if exclusions else {}),
+        **_sources(request),
     }
 
 
@@ -78,8 +88,8 @@ def is_exact(request: EnvRequest) -> bool:
         if pin.kind is PinKind.DIRECT:
             if not re.search(r"@[0-9a-f]{40}$", pin.spec):
                 return False
-        elif pin.kind not in (PinKind.EXACT, PinKind.SYSTEM, PinKind.ABSENT):
-            return False
+        elif pin.kind not in (PinKind.EXACT, PinKind.SYSTEM, PinKind.ABSENT, PinKind.PATH):
+            return False  # a folder counts: its source digest is in the request
     return True
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repromatrix.environment.indexes import IndexSettings
+from repromatrix.environment.source_tree import SourceTree, source_tree
 from repromatrix.environment.uv import Interpreter
-from repromatrix.matrix.pins import Pin
+from repromatrix.matrix.pins import Pin, PinKind
 
 if TYPE_CHECKING:  # the matrix's models (pydantic) only where a combination is built
     from repromatrix.environment.as_of import TimeTravel
@@ -39,6 +40,31 @@ class EnvRequest:
     # Time travel (as_of.py): a date or a pinned package; the stack it applies to.
     as_of: str | None = None
     stack: tuple[str, ...] = ()
+    # Packages built from a folder (path pins): what their source is now. Filled by
+    # with_sources (EnvStore.build), part of the identity: an edit rebuilds the cell.
+    sources: tuple[SourceTree, ...] = ()
+
+    def with_sources(self) -> EnvRequest:
+        """The request with the source of each package it builds from a folder: a
+        path pin, or a ``file:`` URL of a folder (keyed on its text alone, an edit
+        would reuse the old build)."""
+        trees = []
+        for pin in self.pins:
+            if pin.kind is PinKind.PATH:
+                trees.append(source_tree(pin.package, pin.location, pin.spec))
+            elif pin.kind is PinKind.DIRECT and pin.spec.startswith("file:"):
+                from urllib.parse import unquote, urlsplit
+
+                folder = Path(unquote(urlsplit(pin.spec).path))
+                if folder.is_dir():
+                    trees.append(source_tree(pin.package, folder, pin.spec))
+        return replace(self, sources=tuple(trees))
+
+    def source_args(self) -> list[str]:
+        """uv's flags for the packages built from a folder: uv keys its cached build of
+        a folder on pyproject.toml / setup.py alone, so an edited module would be
+        served from the old wheel."""
+        return [arg for tree in self.sources for arg in ("--refresh-package", tree.package)]
 
     @classmethod
     def for_combination(cls, combo: Combination, user_index: IndexSettings) -> EnvRequest:
@@ -69,6 +95,7 @@ class Environment:
     seconds: float
     interpreter: Interpreter
     time_travel: TimeTravel | None = None
+    sources: tuple[SourceTree, ...] = ()  # packages built from a folder, as they were
 
     def subprocess_env(self, extra: Mapping[str, str] = ()) -> dict[str, str]:
         """The cell's process environment: the user's, minus anything that would

@@ -108,6 +108,9 @@ class EnvStore:
         started = time.monotonic()
         deadline = started + timeout
         say = log or (lambda _line: None)
+        request = request.with_sources()  # a folder's package: keyed on its source
+        for tree in request.sources:
+            say(tree.line())
         interpreter = find_interpreter(request.python)
         system = inspect_system(request.pins, interpreter)
         self.root.mkdir(parents=True, exist_ok=True)
@@ -126,6 +129,7 @@ class EnvStore:
                 True,
                 started,
                 known.time_travel,
+                request.sources,
             )
         uv = uv_binary()  # found only now: a reused cell needs no uv (nor its import)
         travel = None
@@ -186,7 +190,7 @@ class EnvStore:
                 packages = json.loads((home / "resolved.json").read_text())
                 remember_cell(self.root, request, interpreter, system, identity, travel)
                 return self._environment(
-                    home, identity, interpreter, packages, True, started, travel
+                    home, identity, interpreter, packages, True, started, travel, request.sources
                 )
             if home.exists():
                 shutil.rmtree(home)  # an interrupted build: start over
@@ -209,7 +213,9 @@ class EnvStore:
             (home / "resolved.json").write_text(json.dumps(packages, indent=2, sort_keys=True))
             (home / "complete").write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         remember_cell(self.root, request, interpreter, system, identity, travel)
-        return self._environment(home, identity, interpreter, packages, False, started, travel)
+        return self._environment(
+            home, identity, interpreter, packages, False, started, travel, request.sources
+        )
 
     def _install_first(
         self,
@@ -227,6 +233,7 @@ class EnvStore:
         python = str(venv / "bin" / "python")
         requirements = [r for p in request.pins if (r := p.requirement())] + list(request.tooling)
         install = [uv, "pip", "install", "-r", "-", "--python", python, *request.index.uv_args()]
+        install += request.source_args()
         if request.exclude_newer:
             install += ["--exclude-newer", request.exclude_newer]
         for package, cutoff in exclusions:
@@ -293,6 +300,7 @@ class EnvStore:
             "--no-annotate",
             "--quiet",
             *request.index.uv_args(),
+            *request.source_args(),
         ]
         if request.exclude_newer:
             args += ["--exclude-newer", request.exclude_newer]
@@ -350,6 +358,7 @@ class EnvStore:
                     "--python",
                     str(venv / "bin" / "python"),
                     *request.index.uv_args(),
+                    *request.source_args(),
                 ],
             ]
         )
@@ -407,6 +416,7 @@ class EnvStore:
         reused: bool,
         started: float,
         travel: TimeTravel | None = None,
+        sources: tuple = (),
     ) -> Environment:
         return Environment(
             root=home,
@@ -420,6 +430,7 @@ class EnvStore:
             seconds=time.monotonic() - started,
             interpreter=interpreter,
             time_travel=travel,
+            sources=sources,
         )
 
 

@@ -44,6 +44,7 @@ from rich.progress import (
 )
 
 from repromatrix import procs
+from repromatrix.console import plain_console
 from repromatrix.errors import UserError
 
 T = TypeVar("T")
@@ -113,7 +114,7 @@ class RichDisplay:
     On a terminal it redraws; in a CI log rich prints the lines and a final state."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(highlight=False)
+        self.console = console or plain_console()
         self.progress = Progress(
             SpinnerColumn(),
             TextColumn("{task.description}"),

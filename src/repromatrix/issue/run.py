@@ -32,6 +32,7 @@ from repromatrix.bisect.flow import run_bisect
 from repromatrix.bisect.report import markdown as bisect_markdown
 from repromatrix.bisect.search import ProbeOutcome
 from repromatrix.bisect.sweep import run_sweep
+from repromatrix.console import plain_console
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.github.markdown import code_block, code_span, details, one_line
@@ -176,7 +177,7 @@ def _bounded(text: str) -> str:
 
 
 def _quiet() -> Console:
-    return Console(stderr=True, highlight=False)
+    return plain_console(stderr=True)
 
 
 def _sweep(job: Job, folder: Path, out: Path, cases: Path) -> Result:

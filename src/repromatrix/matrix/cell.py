@@ -19,6 +19,7 @@ did) and variables named like secrets are left out, named in ``dropped``.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,10 @@ def cell_settings(combo: Combination) -> dict[str, Any]:
             pins[pin.package] = None
         elif pin.kind is PinKind.DIRECT:
             pins[pin.package] = _no_credentials(pin.spec)
+        elif pin.kind is PinKind.PATH:
+            # parse_cell reads a folder from the working directory (a workflow's checkout)
+            relative = os.path.relpath(pin.location)
+            pins[pin.package] = relative if relative.startswith(".") else f"./{relative}"
         else:
             pins[pin.package] = pin.spec
     out: dict[str, Any] = {"id": combo.id, "pins": pins, "device": combo.device}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +131,10 @@ def parse_matrix(data: Any, path: Path) -> Matrix:
                     f"(also at {seen_ids[combo.id]})"
                 )
             seen_ids[combo.id] = combo_path
-        tiers[tier] = tuple(c for c, _ in combos)
+        # A folder pin ("." or "./pkgs/mylib") is relative to the matrix file.
+        tiers[tier] = tuple(
+            replace(c, pins=tuple(p.anchored(path.parent) for p in c.pins)) for c, _ in combos
+        )
     return Matrix(path=path, packages=packages, tiers=tiers)
 
 

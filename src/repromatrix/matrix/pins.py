@@ -8,14 +8,20 @@ A pin is written in matrix.yaml as one of
 - a direct reference:      ``"git+https://github.com/huggingface/transformers@main"``
 - ``system``:              the copy already installed in the base interpreter
                            (e.g. torch in a CUDA image), shown to the cell alone
+- a folder:                ``"."``, ``"./pkgs/mylib"``, ``"../mylib"``, ``"/abs/mylib"``: the
+                           package built from that folder (relative to matrix.yaml; to
+                           the working directory for ``--pin mylib=.``); the cell is keyed
+                           on a digest of its source (environment/source_tree.py)
 - null:                    not installed, even if another package depends on it
 """
 
 from __future__ import annotations
 
 import enum
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from repromatrix.names import canonicalize_name
@@ -32,6 +38,12 @@ class PinKind(str, enum.Enum):
     DIRECT = "direct"
     SYSTEM = "system"
     ABSENT = "absent"
+    PATH = "path"
+
+
+# What starts a folder pin: "." and "..", "./x", "../x", "/abs" (a bare "pkgs/x" would
+# read as a name; pip's own rule).
+PATH_PREFIXES = (".", "/")
 
 
 @dataclass(frozen=True, order=True)
@@ -39,6 +51,20 @@ class Pin:
     package: str  # canonical name (PEP 503)
     kind: PinKind
     spec: str  # as written; "" for ABSENT
+    # PATH: the absolute folder ``spec`` is relative to (matrix.yaml's, or the working
+    # directory of a --pin); never shown, never stored in results.
+    base: str = ""
+
+    @property
+    def location(self) -> Path:
+        """PATH: the package's folder, absolute."""
+        return Path(os.path.normpath(os.path.join(self.base or os.getcwd(), self.spec)))
+
+    def anchored(self, folder: str | Path) -> Pin:
+        """A PATH pin read relative to ``folder``; other pins as they are."""
+        if self.kind is not PinKind.PATH:
+            return self
+        return replace(self, base=os.path.abspath(folder))
 
     @property
     def floating(self) -> bool:
@@ -55,6 +81,8 @@ class Pin:
             return self.package
         if self.kind is PinKind.DIRECT:
             return f"{self.package} @ {self.spec}"
+        if self.kind is PinKind.PATH:
+            return f"{self.package} @ {self.location.as_uri()}"
         return None
 
     def __str__(self) -> str:
@@ -70,8 +98,9 @@ def number_hint(value: float) -> str:
     return f"{written} is a number{read}; quote it: '{written}'"
 
 
-def parse_pin(package: str, raw: object) -> Pin:
-    """Parse one package's spec; ValueError carries a message fit for a one-line error."""
+def parse_pin(package: str, raw: object, base: str | Path | None = None) -> Pin:
+    """Parse one package's spec; ValueError carries a message fit for a one-line error.
+    A folder is relative to ``base`` (default: the working directory)."""
     name = canonicalize_name(package)
     if raw is None:
         return Pin(name, PinKind.ABSENT, "")
@@ -83,6 +112,8 @@ def parse_pin(package: str, raw: object) -> Pin:
     text = raw.strip()
     if text in ("latest", "system"):
         return Pin(name, PinKind(text), text)
+    if text.startswith(PATH_PREFIXES):
+        return Pin(name, PinKind.PATH, text, os.path.abspath(base or os.getcwd()))
     # packaging's requirement and specifier parsers load only for the pins that need
     # them: an exact pin (check's, bisect's) does not pay for their grammars at start-up.
     if text.startswith(DIRECT_PREFIXES):
@@ -105,7 +136,8 @@ def parse_pin(package: str, raw: object) -> Pin:
     try:
         specifier = SpecifierSet(text)
     except InvalidSpecifier:
-        raise ValueError(f"{raw!r} is not a version or specifier") from None
+        hint = f" (a folder starts with './': './{text}')" if "/" in text else ""
+        raise ValueError(f"{raw!r} is not a version or specifier{hint}") from None
     if not len(specifier) or any(not clause.version for clause in specifier):
         # packaging reads '===' as arbitrary equality with an empty version
         raise ValueError(f"{raw!r} is not a version or specifier")
@@ -116,7 +148,7 @@ def parse_pin(package: str, raw: object) -> Pin:
 def pin_text(pin: Pin) -> str:
     """The pin as ``--pin`` takes it (check.parse_pin_option reads it back):
     ``torch==2.13.0``, ``peft>=0.15``, ``torch=system``, ``unsloth=null``,
-    ``peft@git+https://...`` (credentials in a URL masked)."""
+    ``mylib=./pkgs/mylib``, ``peft@git+https://...`` (credentials in a URL masked)."""
     kind = pin.kind.value
     if kind == "exact":
         return f"{pin.package}=={pin.spec}"

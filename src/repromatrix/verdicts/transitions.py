@@ -81,7 +81,7 @@ def _held(combination: CombinationResult, package: str) -> dict[str, str]:
 
 
 # Kinds of request whose resolved version names nothing an index can install.
-HELD_AS_REQUESTED = frozenset({PinKind.SYSTEM, PinKind.ABSENT, PinKind.DIRECT})
+HELD_AS_REQUESTED = frozenset({PinKind.SYSTEM, PinKind.ABSENT, PinKind.DIRECT, PinKind.PATH})
 
 
 def held_pins(combination: CombinationResult, moving: str) -> list[str]:
@@ -93,6 +93,7 @@ def held_pins(combination: CombinationResult, moving: str) -> list[str]:
     - ``PKG=null`` where it asked for none;
     - ``PKG@URL`` for a direct reference: what it resolved to (4.59.0.dev0 from git
       main) is on no index either;
+    - ``PKG=./FOLDER`` for the project's own package, built from its folder;
     - else ``PKG==<resolved version>``, exactly (a local build such as 2.13.0+cpu too);
       a package with no resolved version is held as it was requested.
     """
