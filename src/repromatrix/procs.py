@@ -245,17 +245,31 @@ def signal_name(returncode: int) -> str | None:
 # ------------------------------------------------------------------ every descendant
 # A child started here runs in its own session and dies with us, and a timeout kills its
 # group; a grandchild that forks again and leaves the session (a daemon) escapes both,
-# and init adopts it. A child subreaper adopts it instead: after `become_subreaper()`,
+# and init adopts it. A child subreaper adopts it instead: inside `child_subreaper()`,
 # every orphan below this process is re-parented to it, so `kill_descendants()` finds
 # each one by walking /proc from here, however it detached and whatever it closed.
 
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
 
 
-def become_subreaper() -> bool:
-    """Linux: this process adopts its orphaned descendants; False where it cannot."""
+@contextlib.contextmanager
+def child_subreaper() -> Iterator[bool]:
+    """Linux: inside, this process adopts its orphaned descendants (whether it can: False
+    elsewhere); after, it is what it was (a library caller, a test, is left as found)."""
     prctl = _prctl()
-    return prctl is not None and prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    if prctl is None:
+        yield False
+        return
+    import ctypes
+
+    before = ctypes.c_int(0)
+    prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(before), 0, 0, 0)
+    adopts = prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    try:
+        yield adopts
+    finally:
+        prctl(_PR_SET_CHILD_SUBREAPER, before.value, 0, 0, 0)
 
 
 def _children() -> dict[int, list[int]]:

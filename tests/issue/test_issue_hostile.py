@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -215,8 +217,17 @@ def test_the_answer_shows_the_exact_code_that_ran_collapsed(tmp_path: Path) -> N
 # ------------------------------------------------------------ the repro's environment and input
 
 
+@pytest.fixture
+def environment_restored() -> Iterator[None]:
+    """run_plan takes from this process's environment what is not allowed: put it back."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
 def test_the_repro_gets_an_allowlisted_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, environment_restored: None
 ) -> None:
     leaks = {
         "WANDB_API_KEY": "w",
@@ -232,13 +243,13 @@ def test_the_repro_gets_an_allowlisted_environment(
     for name, value in leaks.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("PIP_FIND_LINKS", "wheels")
+    monkeypatch.setenv("SSL_CERT_FILE", "ca.pem")  # how uv reaches the index stays
     run_plan(
         Plan(event="schedule", repository="o/r"), tmp_path, tmp_path / "a", tmp_path, say=_quiet
     )
-    import os
-
     assert not set(leaks) & set(os.environ)
     assert os.environ["PIP_FIND_LINKS"] == "wheels" and "PATH" in os.environ
+    assert os.environ["SSL_CERT_FILE"] == "ca.pem"
 
 
 def test_a_repro_too_deep_to_compile_is_the_does_not_parse_refusal() -> None:

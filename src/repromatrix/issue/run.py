@@ -41,8 +41,9 @@ from repromatrix.issue.plan import Job, Plan, bisect_options, pins_of, probe_for
 from repromatrix.redact import redact_text
 
 # What a repro may see of the run job's environment: where things are, the locale, the
-# GPUs, the package index settings (uv and the cells need them; the run job has no
-# secret, so they carry none) and repromatrix's own settings. Nothing else.
+# GPUs, the package index settings and how to reach the index (uv and the cells need
+# them; the run job has no secret, so they carry none) and repromatrix's own settings.
+# Nothing else.
 _ALLOWED = frozenset(
     {
         *("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TERM", "CI"),
@@ -52,6 +53,11 @@ _ALLOWED = frozenset(
         *("PIP_NO_INDEX", "UV_CACHE_DIR", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_FIND_LINKS"),
         *("UV_DEFAULT_INDEX", "UV_INDEX", "UV_NO_INDEX", "UV_OFFLINE", "UV_PYTHON"),
         *("UV_PYTHON_DOWNLOADS", "UV_PYTHON_INSTALL_DIR", "UV_LINK_MODE", "UV_TORCH_BACKEND"),
+        *("UV_HTTP_TIMEOUT", "UV_NATIVE_TLS", "PIP_DEFAULT_TIMEOUT", "PIP_CERT"),
+        # How this machine reaches the index: its CA bundle and proxy (no credentials here).
+        *("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"),
+        *("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY"),
+        *("http_proxy", "https_proxy", "no_proxy", "all_proxy"),
     }
 )
 _ALLOWED_PREFIXES = ("LC_", "REPROMATRIX_")
@@ -117,26 +123,28 @@ def run_plan(
     removed = keep_only_allowed()
     if removed:
         say(f"{len(removed)} variables of the environment are not on the repro's allowlist")
-    adopts = procs.become_subreaper()
-    results = []
-    for job in jobs:
-        say(f"#{job.issue}: {job.line}")
-        before = set(procs.descendants())  # a library caller's own children stay
-        try:
-            result = run_job(job, folder, answer_folder(out, job.issue), cases)
-        except Exception as err:  # a fault of repromatrix, not of the command: said on the issue
-            line = f"{type(err).__name__}: {redact_text(str(err))}"[:500]
-            result = Result(issue=job.issue, kind=job.kind, status="failed", headline=line)
-        finally:
-            killed = procs.kill_descendants(keep=before)
-            if killed:
-                say(f"#{job.issue}: killed {killed} process(es) the repro left behind")
-        write_result(out, result)
-        say(f"#{job.issue}: {result.status}: {result.headline}")
-        results.append(result)
-    if jobs and not adopts:
-        say("warning: not a child subreaper (Linux only): a daemon a repro starts may outlive it")
-    return results
+    with procs.child_subreaper() as adopts:
+        if jobs and not adopts:
+            say("warning: not a child subreaper (Linux only): a repro's daemon may outlive it")
+        return [_run_one(job, folder, out, cases, say) for job in jobs]
+
+
+def _run_one(job: Job, folder: Path, out: Path, cases: Path, say: Callable[[str], None]) -> Result:
+    """One job; every process it started and left behind is killed when it ends."""
+    say(f"#{job.issue}: {job.line}")
+    before = set(procs.descendants())  # a library caller's own children stay
+    try:
+        result = run_job(job, folder, answer_folder(out, job.issue), cases)
+    except Exception as err:  # a fault of repromatrix, not of the command: said on the issue
+        line = f"{type(err).__name__}: {redact_text(str(err))}"[:500]
+        result = Result(issue=job.issue, kind=job.kind, status="failed", headline=line)
+    finally:
+        killed = procs.kill_descendants(keep=before)
+        if killed:
+            say(f"#{job.issue}: killed {killed} process(es) the repro left behind")
+    write_result(out, result)
+    say(f"#{job.issue}: {result.status}: {result.headline}")
+    return result
 
 
 def run_job(job: Job, folder: Path, out: Path, cases: Path) -> Result:
