@@ -31,10 +31,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from repromatrix.bisect.check import Probe, parse_pin_option  # noqa: E402
-from repromatrix.bisect.flow import BisectOptions, run_bisect  # noqa: E402
-from repromatrix.bisect.search import Find  # noqa: E402
+from repromatrix.hunts.bisect.run import BisectOptions, run_bisect  # noqa: E402
+from repromatrix.probe.check import Probe, parse_pin_option  # noqa: E402
 from repromatrix.results import write_json_atomic  # noqa: E402
+from repromatrix.search.bisection import Find  # noqa: E402
 
 PACKAGE, BAD, GOOD = "transformers", "4.50.0", "5.3.0"
 EXPECTED = ("5.0.0", "4.57.6")  # first good, last bad

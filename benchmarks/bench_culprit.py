@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from repromatrix.bisect.check import Probe  # noqa: E402
-from repromatrix.bisect.culprit import CulpritOptions, run_culprit  # noqa: E402
-from repromatrix.bisect.locks import read_lock  # noqa: E402
+from repromatrix.hunts.culprit.locks import read_lock  # noqa: E402
+from repromatrix.hunts.culprit.run import CulpritOptions, run_culprit  # noqa: E402
+from repromatrix.probe.check import Probe  # noqa: E402
 from repromatrix.results import write_json_atomic  # noqa: E402
 
 EXAMPLES = ROOT / "examples" / "culprit"

@@ -48,9 +48,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from repromatrix.bisect.check import Probe, parse_pin_option  # noqa: E402
-from repromatrix.bisect.flow import BisectOptions, run_bisect  # noqa: E402
-from repromatrix.bisect.search import Find  # noqa: E402
 from repromatrix.environment import EnvRequest, EnvStore, IndexSettings  # noqa: E402
 from repromatrix.environment.as_of import (  # noqa: E402
     _annotated_lock,
@@ -59,8 +56,11 @@ from repromatrix.environment.as_of import (  # noqa: E402
     time_travel,
 )
 from repromatrix.environment.uv import find_interpreter, uv_binary  # noqa: E402
+from repromatrix.hunts.bisect.run import BisectOptions, run_bisect  # noqa: E402
 from repromatrix.matrix import DEFAULT_PACKAGES  # noqa: E402
+from repromatrix.probe.check import Probe, parse_pin_option  # noqa: E402
 from repromatrix.results import write_json_atomic  # noqa: E402
+from repromatrix.search.bisection import Find  # noqa: E402
 
 PROBES = ROOT / "benchmarks" / "probes"
 RESULTS = ROOT / "benchmarks" / "results" / "default_bisects.json"

@@ -37,9 +37,13 @@ from support.commands import (
     problems,
 )
 
-from repromatrix.bisect import culprit, flow, options, sweep, sweep_options
-from repromatrix.bisect.options import commit_command
 from repromatrix.cli import app
+from repromatrix.hunts.bisect import options
+from repromatrix.hunts.bisect import run as flow
+from repromatrix.hunts.bisect.options import commit_command
+from repromatrix.hunts.culprit import run as culprit
+from repromatrix.hunts.sweep import options as sweep_options
+from repromatrix.hunts.sweep import run as sweep
 from repromatrix.matrix import load_matrix
 from repromatrix.matrix.sessions import read_sessions
 from repromatrix.nightly.triage import CulpritRequest

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 from repromatrix.errors import UserError
 
 if TYPE_CHECKING:
-    from repromatrix.bisect.check import CellSettings, Probe
     from repromatrix.environment.indexes import IndexSettings
     from repromatrix.matrix import Combination, Pin
+    from repromatrix.probe.check import CellSettings, Probe
 
 # Each command imports its implementation when it runs: building the parser (and
 # --help) loads no environment builder, no bisect flow.
@@ -216,9 +216,9 @@ def cell_options(
     them. ``searched``: the package the command varies (its pin in the cell gives
     way). ``held_only``: only the pins a lock cannot carry (null, system, git), for
     culprit, whose locks pin every other package exactly."""
-    from repromatrix.bisect.check import CellSettings, parse_pin_option, unique_pins
     from repromatrix.environment.indexes import IndexSettings
     from repromatrix.matrix.pins import PinKind
+    from repromatrix.probe.check import CellSettings, parse_pin_option, unique_pins
 
     pins = unique_pins([parse_pin_option(p) for p in args.pin])
     combo = _combination(args.cell) if args.cell else None
@@ -278,7 +278,7 @@ def _index(args: argparse.Namespace) -> IndexSettings | None:
 
 
 def _probe(args: argparse.Namespace) -> Probe:
-    from repromatrix.bisect.check import Probe
+    from repromatrix.probe.check import Probe
 
     return Probe(case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout)
 
@@ -297,10 +297,10 @@ def run_command(args: argparse.Namespace) -> int | None:
 
 def _bisect(args: argparse.Namespace) -> int:
     from repromatrix import procs
-    from repromatrix.bisect.flow import BisectOptions, run_bisect
-    from repromatrix.bisect.search import Find
     from repromatrix.environment.as_of import parse_as_of
+    from repromatrix.hunts.bisect.run import BisectOptions, run_bisect
     from repromatrix.names import canonicalize_name
+    from repromatrix.search.bisection import Find
 
     cell = cell_options(args, searched=canonicalize_name(args.package))
     options = BisectOptions(
@@ -335,8 +335,8 @@ def _bisect(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     if not args.pin and not args.cell:
         raise UserError("check: give the environment with --pin PKG==VER (repeatable) or --cell")
-    from repromatrix.bisect.check import CheckOptions, run_check
     from repromatrix.environment.indexes import IndexSettings
+    from repromatrix.probe.check import CheckOptions, run_check
 
     cell = cell_options(args, index=_index(args))
     as_of = None

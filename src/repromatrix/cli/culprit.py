@@ -66,18 +66,18 @@ def run_command(args: argparse.Namespace) -> int | None:
     if args.command != "culprit":
         return None
     from repromatrix import procs
-    from repromatrix.bisect.check import Probe
-    from repromatrix.bisect.culprit import (
+    from repromatrix.cli.bisect import cell_options
+    from repromatrix.environment.indexes import IndexSettings
+    from repromatrix.hunts.culprit.locks import read_lock
+    from repromatrix.hunts.culprit.run import (
         CulpritOptions,
         checked_name,
         locks_from_results,
         reproduce_command,
         run_culprit,
     )
-    from repromatrix.bisect.locks import read_lock
-    from repromatrix.bisect.rerun import shown_path
-    from repromatrix.cli.bisect import cell_options
-    from repromatrix.environment.indexes import IndexSettings
+    from repromatrix.hunts.rerun import shown_path
+    from repromatrix.probe.check import Probe
 
     lock_files = (args.good_lock, args.bad_lock)
     results = (args.good_results, args.bad_results, args.combination)

@@ -82,11 +82,11 @@ def run_command(args: argparse.Namespace) -> int | None:
     if args.command != "sweep":
         return None
     from repromatrix import procs
-    from repromatrix.bisect.check import Probe
-    from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
     from repromatrix.cli.bisect import cell_options, project_packages
     from repromatrix.environment.as_of import parse_as_of
+    from repromatrix.hunts.sweep.run import Releases, SweepOptions, run_sweep
     from repromatrix.names import canonicalize_name
+    from repromatrix.probe.check import Probe
 
     cell = cell_options(args, searched=canonicalize_name(args.package))
     options = SweepOptions(

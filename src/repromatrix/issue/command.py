@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from repromatrix.bisect.check import parse_pin_option, unique_pins
 from repromatrix.errors import UserError
 from repromatrix.matrix.pins import pin_text
 from repromatrix.names import canonicalize_name
+from repromatrix.probe.check import parse_pin_option, unique_pins
 
 PREFIX = "/repromatrix"
 KINDS = ("sweep", "bisect", "check")

@@ -17,19 +17,19 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
-from repromatrix.bisect.options import BisectOptions
-from repromatrix.bisect.options import plan as bisect_plan
-from repromatrix.bisect.search import Find
-from repromatrix.bisect.sweep_options import SweepOptions
-from repromatrix.bisect.sweep_options import plan as sweep_plan
-from repromatrix.bisect.sweep_ranges import Releases
 from repromatrix.errors import UserError
+from repromatrix.hunts.bisect.options import BisectOptions
+from repromatrix.hunts.bisect.options import plan as bisect_plan
+from repromatrix.hunts.sweep.options import SweepOptions
+from repromatrix.hunts.sweep.options import plan as sweep_plan
 from repromatrix.issue.command import Command
 from repromatrix.issue.config import IssueSettings
 from repromatrix.issue.repro import Repro
 from repromatrix.matrix.pins import pin_text
+from repromatrix.probe.check import Probe, parse_pin_option, unique_pins
 from repromatrix.results import write_json_atomic, write_text_atomic
+from repromatrix.search.bisection import Find
+from repromatrix.search.ranges import Releases
 
 PLAN_FILE = "plan.json"
 _LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")

@@ -22,16 +22,16 @@ from types import FrameType
 from rich.console import Console
 
 from repromatrix import procs
-from repromatrix.bisect.check import CheckOptions, check, pins_text
-from repromatrix.bisect.flow import run_bisect
-from repromatrix.bisect.report import markdown as bisect_markdown
-from repromatrix.bisect.search import ProbeOutcome
-from repromatrix.bisect.sweep import run_sweep
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
+from repromatrix.hunts.bisect.report import markdown as bisect_markdown
+from repromatrix.hunts.bisect.run import run_bisect
+from repromatrix.hunts.sweep.run import run_sweep
 from repromatrix.issue.answer import MAX_MARKDOWN, Result, answer_folder, write_result
 from repromatrix.issue.plan import Job, Plan, bisect_options, pins_of, probe_for, sweep_options
+from repromatrix.probe.check import CheckOptions, check, pins_text
 from repromatrix.redact import redact_text
+from repromatrix.search.bisection import ProbeOutcome
 
 # Variables a repro must never see: tokens of GitHub, of the Actions runtime, secrets.
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|^ACTIONS_", re.I)

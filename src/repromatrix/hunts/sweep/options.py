@@ -1,0 +1,115 @@
+"""A sweep's input: the options a command line (or the issue bot) gives, checked
+before anything is built (``plan``), and the same options written back as the
+command that reruns the sweep (``reproduce_command``).
+
+Everything wrong with the input is a UserError here (exit status 2), so that a bad
+``--from`` costs no environment build.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import Version
+
+from repromatrix.environment import IndexSettings
+from repromatrix.errors import UserError
+from repromatrix.hunts.rerun import as_of_args, rerun_command
+from repromatrix.matrix import DEFAULT_PACKAGES
+from repromatrix.matrix.pins import Pin, pin_text
+from repromatrix.names import canonicalize_name
+from repromatrix.probe.candidates import Listing, list_releases, searched_index, version_option
+from repromatrix.probe.check import CellSettings, Probe, searched_probe
+from repromatrix.redact import portable_path
+from repromatrix.search.ranges import Releases, select
+
+
+@dataclass
+class SweepOptions:
+    package: str
+    start: str  # --from
+    end: str  # --to
+    probe: Probe
+    pins: tuple[Pin, ...] = ()
+    releases: Releases = Releases.ALL
+    jobs: int = 1
+    pre: bool = False
+    wheelhouse: Path | None = None
+    out: Path = Path("reports/sweep")
+    python: str | None = None
+    env_dir: Path | None = None
+    install_timeout: float = 1800.0
+    index: IndexSettings | None = None  # default: the user's configuration (or the wheelhouse)
+    issue: int | None = None  # post sweep.md on this GitHub issue
+    # Time travel, as check and bisect take it (environment/as_of.py): PACKAGE (each
+    # release with the stack of its upload day; the command line's default, as for
+    # bisect), a DATE, or None for today's stack.
+    as_of: str | None = None
+    # What travels beside the default stack (as_of.time_travel adds it): the matrix's
+    # packages.
+    stack: tuple[str, ...] = DEFAULT_PACKAGES
+    cell: CellSettings = field(default_factory=CellSettings)  # --cell: overrides, env
+
+
+@dataclass
+class Plan:
+    """A checked sweep, ready to run."""
+
+    package: str
+    low: Version
+    high: Version
+    listing: Listing
+    candidates: list[Version]  # the selected releases, PEP 440 order
+    index: IndexSettings
+    probe: Probe
+    folder: Path
+
+
+def plan(options: SweepOptions) -> Plan:
+    """Everything that can be wrong with the input, found before anything is built."""
+    package = canonicalize_name(options.package)
+    start, end = version_option("--from", options.start), version_option("--to", options.end)
+    if options.jobs < 1:
+        raise UserError(f"--jobs {options.jobs}: give 1 or more")
+    probe = searched_probe(
+        package, options.pins, options.probe, as_of=options.as_of, searched="swept"
+    )
+    index = searched_index(options.wheelhouse, options.index)
+    listing = list_releases(package, index)
+    low, high = sorted((start, end))
+    candidates = select(listing.between(low, high, pre=options.pre), options.releases)
+    if not candidates:
+        raise UserError(
+            f"{package}: no release from {low} to {high} in {'; '.join(listing.sources)}"
+        )
+    folder = options.out / f"{package}-{options.start}-{options.end}"
+    return Plan(package, low, high, listing, candidates, index, probe, folder)
+
+
+def reproduce_command(options: SweepOptions, checked: Plan) -> str:
+    """The command that reruns this sweep, without paths of this machine: the nox
+    session where a noxfile is at hand, else repromatrix itself; --as-of kept."""
+    args = ["--package", checked.package, "--from", options.start, "--to", options.end]
+    if options.releases is not Releases.ALL:
+        args += ["--releases", options.releases.value]
+    for pin in options.pins:
+        args += ["--pin", pin_text(pin)]
+    args += probe_args(checked.probe)
+    args += as_of_args(options.as_of, checked.package)
+    if options.jobs != 1:
+        args += ["--jobs", str(options.jobs)]
+    if options.pre:
+        args.append("--pre")
+    if options.wheelhouse is not None:
+        args += ["--wheelhouse", portable_path(options.wheelhouse)]
+    return rerun_command("sweep", args)
+
+
+def probe_args(probe: Probe) -> list[str]:
+    """The probe as a command line gives it: --case, or --script without this
+    machine's path."""
+    if probe.case is not None:
+        return ["--case", probe.case]
+    assert probe.script is not None
+    return ["--script", portable_path(probe.script)]

@@ -1,0 +1,250 @@
+"""A sweep: one probe on every selected release of one package between two versions,
+to reports/sweep/<package>-<from>-<to>/.
+
+check the input (sweep_options.py) -> list the releases (candidates.py) -> select
+(sweep_ranges.py: all, the newest patch of each minor series, or its first and last
+patch) -> one real check per release (check.py: the same environment builder and
+runner as bisect; ``jobs`` at a time, each release in its own environment) ->
+collapse into ranges, name the transitions, flag a non-monotone range
+(sweep_ranges.py) -> sweep.json, sweep.md, a reproducer per bad release
+(sweep_reproducer.py, sweep_report.py) -> optionally the report posted on an issue (gh).
+
+Where bisect assumes the outcome flips once and finds where, a sweep shows every
+flip: "4.50.3–4.57.6 bad · 5.0.0–5.2.0 good". More than one flip makes the range
+non-monotone, and a bisect over it would mislead.
+
+Progress goes to stderr; the summary line to stdout. Exit status: 0 done (whatever
+the outcomes), 1 nothing could be tested (every release was untestable: no install,
+exit 125, a skipped case), 2 bad input. An interrupted sweep (Ctrl-C, SIGTERM) says
+so in sweep.json, sweep.md and its summary line, with how many releases it tested.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
+
+from packaging.version import Version
+from rich.console import Console
+
+from repromatrix import __version__, procs
+from repromatrix.environment.as_of import before_first_release
+from repromatrix.execution import host
+from repromatrix.gh import GitHub
+from repromatrix.hunts.rerun import as_of_args, note_refusal, refusal_line, rerun_command
+from repromatrix.hunts.sweep.options import (
+    Plan,
+    SweepOptions,
+    plan,
+    probe_args,
+    reproduce_command,
+)
+from repromatrix.hunts.sweep.report import (
+    ResultRecord,
+    SweepRecord,
+    Transition,
+    nothing_tested,
+    reproducer_name,
+    summary_line,
+)
+from repromatrix.hunts.sweep.report import write as write_report
+from repromatrix.hunts.sweep.reproducer import reproducer_for
+from repromatrix.matrix.pins import Pin, PinKind, pin_text
+from repromatrix.probe.check import CheckOptions, check
+from repromatrix.results import ResultsDir, utc_now
+from repromatrix.search.bisection import Observation, ProbeOutcome
+from repromatrix.search.ranges import Releases, collapse, is_monotone, transitions
+
+# A caller of run_sweep takes its options from here too (cli, issue).
+__all__ = ["Releases", "SweepOptions", "run_sweep"]
+
+NOTHING_TESTED = 1  # exit status: every release was untestable, the sweep has no answer
+
+
+def run_sweep(
+    options: SweepOptions,
+    *,
+    console: Console | None = None,
+    say: Callable[[str], None] = print,
+    github: GitHub | None = None,
+) -> tuple[SweepRecord, int]:
+    """Run the sweep; returns the record written and the exit status."""
+    show = console or Console(stderr=True)
+    procs.reset_cancelled()
+    checked = plan(options)
+    warning = before_first_release(options.as_of, checked.package, checked.index)
+    if warning:
+        show.print(warning, highlight=False)
+    clock = time.monotonic()
+    record = SweepRecord(
+        package=checked.package,
+        **{"from": options.start},
+        to=options.end,
+        releases=options.releases.value,
+        candidates=[str(v) for v in checked.candidates],
+        started=utc_now(),
+        jobs=options.jobs,
+        pins=[pin_text(p) for p in options.pins],
+        probe=checked.probe.record(),
+        index=checked.index.describe(),
+        as_of=options.as_of,
+        command=reproduce_command(options, checked),
+        repromatrix=__version__,
+    )
+    script_text = checked.probe.script.read_text() if checked.probe.script else None
+    lock = threading.Lock()
+
+    def save(reproducers: dict[str, str] | None = None) -> None:
+        record.seconds = round(time.monotonic() - clock, 2)
+        write_report(checked.folder, record, script_text=script_text, reproducers=reproducers)
+
+    def probe(version: Version) -> Observation:
+        pins = (*options.pins, Pin(checked.package, PinKind.EXACT, str(version)))
+        return check(
+            CheckOptions(
+                pins=pins,
+                probe=checked.probe,
+                index=checked.index,
+                python=options.python,
+                env_dir=options.env_dir,
+                install_timeout=options.install_timeout,
+                as_of=options.as_of,
+                stack=options.stack,
+                cell=options.cell,
+            ),
+            workdir=checked.folder / "steps",
+            name=str(version),
+        )
+
+    total = len(checked.candidates)
+    show.print(
+        f"sweeping {checked.package}: {total} release{'s' if total != 1 else ''} "
+        f"({options.releases.value}) from {checked.candidates[0]} to {checked.candidates[-1]}, "
+        f"{options.jobs} at a time ({checked.probe.label})",
+        highlight=False,
+    )
+    out = ResultsDir(checked.folder)
+    with out.claimed("fresh"):  # the previous sweep of this range is kept as .previous
+        save()
+        pool = ThreadPoolExecutor(max_workers=options.jobs, thread_name_prefix="sweep")
+        try:
+            futures = {pool.submit(probe, v): v for v in checked.candidates}
+            for future in as_completed(futures):
+                version = futures[future]
+                result = _result(version, future.result(), checked.package)
+                with lock:
+                    record.results.append(result)
+                    record.results.sort(key=lambda r: Version(r.version))
+                    _conclude(record)
+                    save()
+                _progress(show, result, len(record.results), total)
+        except BaseException:
+            # Ctrl-C or SIGTERM reach this thread only: stop the probes running in the
+            # others (their children are in sessions of their own), or the exit waits
+            # for them; those threads then raise procs.Cancelled and record nothing.
+            procs.cancel_all()
+            pool.shutdown(wait=False, cancel_futures=True)
+            record.status, record.finished = "interrupted", utc_now()
+            _conclude(record)
+            save()
+            say(record.summary)
+            raise
+        pool.shutdown()
+        record.python = _python(record)
+        bad = [r for r in record.results if r.outcome == ProbeOutcome.BAD.value]
+        on_cpu = bool(bad) and not host.gpus()
+        reproducers = {
+            reproducer_name(r.version): reproducer_for(
+                r, record, checked, options, script_text, on_cpu=on_cpu
+            )
+            for r in bad
+        }
+        record.reproducers = {
+            r.version: reproducer_name(r.version)
+            for r in record.results
+            if r.outcome == ProbeOutcome.BAD.value
+        }
+        record.status, record.finished = "done", utc_now()
+        _conclude(record)
+        for transition in record.transitions:
+            _narrow(transition, checked, options)
+        refused: dict = {}
+        for result in record.results:
+            if result.as_of_cap:
+                note_refusal(refused, result.version, result.as_of_cap)
+        if refused:
+            refused["rerun"] = reproduce_command(replace(options, as_of=None), checked)
+            record.as_of_refused = refused
+        save(reproducers)
+    say(record.summary)
+    if record.as_of_refused:
+        say(refusal_line(record.as_of_refused, "release"))
+    if options.issue is not None:
+        (github or GitHub(say=lambda line: show.print(line, highlight=False))).comment(
+            options.issue, checked.folder / "sweep.md"
+        )
+    return record, NOTHING_TESTED if nothing_tested(record) else 0
+
+
+def _conclude(record: SweepRecord) -> None:
+    outcomes = [(r.version, r.outcome) for r in record.results]
+    record.ranges = collapse(outcomes)
+    record.transitions = transitions(outcomes)
+    record.monotone = is_monotone(record.transitions)
+    record.summary = summary_line(record)
+
+
+def _narrow(transition: Transition, checked: Plan, options: SweepOptions) -> None:
+    """A transition between two releases the sweep tested, with releases it did not
+    test between them (a --releases selection): count those and give the bisect
+    that finds the exact one."""
+    before, after = Version(transition.before), Version(transition.after)
+    inside = checked.listing.between(before, after, pre=options.pre)[1:-1]
+    transition.untested = len([v for v in inside if str(v) not in transition.between])
+    if not transition.untested:
+        return
+    good, bad = (before, after) if transition.old == ProbeOutcome.GOOD.value else (after, before)
+    args = ["--package", checked.package, "--good", str(good), "--bad", str(bad)]
+    if transition.old == ProbeOutcome.BAD.value:
+        args += ["--find", "first-good"]
+    for pin in options.pins:
+        args += ["--pin", pin_text(pin)]
+    args += probe_args(checked.probe)
+    args += as_of_args(options.as_of, checked.package)
+    transition.bisect = rerun_command("bisect", args)
+
+
+def _result(version: Version, observation: Observation, package: str) -> ResultRecord:
+    extra = observation.extra
+    resolved = dict(extra.get("resolved") or {})
+    return ResultRecord(
+        version=str(version),
+        outcome=observation.outcome.value,
+        seconds=round(observation.seconds, 2),
+        message="" if observation.outcome is ProbeOutcome.GOOD else observation.detail,
+        installed=resolved.get(package),
+        environment=extra.get("environment"),
+        resolved=resolved,
+        python=extra.get("python"),
+        as_of=extra.get("as_of"),
+        as_of_cap=extra.get("as_of_cap"),
+    )
+
+
+def _python(record: SweepRecord) -> str | None:
+    """major.minor of the interpreter the probes ran on (the first that was built)."""
+    found = next((r.python for r in record.results if r.python), None)
+    return ".".join(found.split(".")[:2]) if found else None
+
+
+def _progress(console: Console, result: ResultRecord, done: int, total: int) -> None:
+    style = {"good": "green", "bad": "red", "skip": "yellow"}[result.outcome]
+    said = f" ({result.message})" if result.message else ""
+    console.print(
+        f"  [{done}/{total}] {result.version}: [{style}]{result.outcome}[/{style}]{said} "
+        f"{result.seconds:.1f}s",
+        highlight=False,
+    )
