@@ -44,6 +44,7 @@ ROOT = Path(__file__).parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from repromatrix.errors import UserError  # noqa: E402
+from repromatrix.hunt_table import HUNTS, HuntRow  # noqa: E402
 from repromatrix.matrix import load_matrix  # noqa: E402
 
 nox.needs_version = ">=2025.11"
@@ -93,32 +94,18 @@ for _combo in MATRIX.combinations():
     _combination_session(_combo.id, _combo.tier, _combo.tags)
 
 
-@nox.session(python=False)
-def bisect(session: nox.Session) -> None:
-    """Bisect one package's releases: -- --package P --good V1 --bad V2 (--case ID | --script F)."""
-    # Options: repromatrix bisect --help. Exit 0 found, 1 could not conclude, 2 bad input.
-    harness(session, "bisect", *session.posargs)
+def _hunt_session(row: HuntRow) -> None:
+    def hunt(session: nox.Session) -> None:
+        harness(session, row.name, *session.posargs)
+
+    # Options: repromatrix NAME --help; the row says what its exit statuses mean.
+    hunt.__doc__ = f"{row.session_doc}\n\n    {row.exits}"
+    nox.session(hunt, name=row.name, python=False)
 
 
-@nox.session(python=False)
-def sweep(session: nox.Session) -> None:
-    """Every release of one package: -- --package P --from V1 --to V2 (--case ID | --script F)."""
-    # Options: repromatrix sweep --help. Exit 0 done, 1 nothing could be tested, 2 bad input.
-    harness(session, "sweep", *session.posargs)
-
-
-@nox.session(python=False)
-def check(session: nox.Session) -> None:
-    """One verdict: -- (--case ID | --script F) --pin PKG==VER; exit 0 good, 1 bad, 125 skip."""
-    # Options: repromatrix check --help. 128 for bad input (stops git bisect run).
-    harness(session, "check", *session.posargs)
-
-
-@nox.session(python=False)
-def culprit(session: nox.Session) -> None:
-    """Which moved package broke it: -- --good-lock A --bad-lock B (--case ID | --script F)."""
-    # Options: repromatrix culprit --help. Exit 0 found, 1 could not conclude, 2 bad input.
-    harness(session, "culprit", *session.posargs)
+# bisect, sweep, check, culprit: one session per hunt, from the hunts' table.
+for _hunt in HUNTS:
+    _hunt_session(_hunt)
 
 
 @nox.session

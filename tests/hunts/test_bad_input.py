@@ -186,7 +186,7 @@ def test_sweep_exits_2_on_a_case_that_does_not_exist(
 def test_a_parametrized_case_is_found_by_its_function_and_id(cases: Path) -> None:
     """A node id with parameters names the function before its brackets, and one
     of its parameter ids inside them."""
-    from repromatrix.probe.check import Probe
+    from repromatrix.probe.spec import Probe
 
     probe = Probe(case="test_a.py::test_p[reentrant]", cases_root=cases / "cases").defined()
     assert probe.case == "test_a.py::test_p[reentrant]"
@@ -195,7 +195,7 @@ def test_a_parametrized_case_is_found_by_its_function_and_id(cases: Path) -> Non
 def test_a_parameter_id_made_at_run_time_is_kept_and_said_so(cases: Path) -> None:
     """Ids the source does not give (computed by a call) cannot be refused: the id is
     kept, and one line says that it was not checked."""
-    from repromatrix.probe.check import Probe
+    from repromatrix.probe.spec import Probe
 
     said: list[str] = []
     case = "test_a.py::test_computed[x]"

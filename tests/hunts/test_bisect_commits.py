@@ -16,7 +16,8 @@ from repromatrix import cli
 from repromatrix.errors import UserError
 from repromatrix.hunts.bisect.commits import Commit, history
 from repromatrix.hunts.bisect.run import BisectOptions, run_bisect
-from repromatrix.probe.check import Probe
+from repromatrix.probe.prober import CellProber
+from repromatrix.probe.spec import Probe
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -118,10 +119,9 @@ def test_a_commit_bisect_finds_the_bad_commit(repo, tmp_path: Path) -> None:
         env_dir=env_dir,
         git=root.as_uri(),
         jobs=2,
-        as_of=None,
     )
     lines: list[str] = []
-    record, code = run_bisect(options, say=lines.append)
+    record, code = run_bisect(options, CellProber(env_dir=env_dir), say=lines.append)
     assert code == 0, record.reason
     assert record.mode == "commits"
     assert record.first_bad == shas["bad"]
@@ -136,7 +136,7 @@ def test_a_commit_bisect_finds_the_bad_commit(repo, tmp_path: Path) -> None:
     assert "- mode: commits;" in text and f"`{shas['bad']}`" in text
 
     # Again: every commit tested before reuses its environment (keyed on the sha).
-    again, _ = run_bisect(options, say=lines.append)
+    again, _ = run_bisect(options, CellProber(env_dir=env_dir), say=lines.append)
     assert again.first_bad == shas["bad"]
     assert all(step.reused for step in again.steps)
 
@@ -198,9 +198,8 @@ def test_a_release_bisect_goes_on_into_commits(repo, tmp_path: Path) -> None:
         env_dir=tmp_path / "envs",
         wheelhouse=wheels,
         git=root.as_uri(),
-        as_of=None,
     )
-    record, code = run_bisect(options, say=lambda _: None)
+    record, code = run_bisect(options, CellProber(env_dir=tmp_path / "envs"), say=lambda _: None)
     assert code == 0, record.reason
     assert record.mode == "releases+commits"
     assert record.commits["releases"]["first_bad"] == "0.2.0"

@@ -1,5 +1,5 @@
 """A whole bisect run (candidates from a file:// index, report files, exit status,
-command-line errors) with a synthetic check in place of real environments."""
+command-line errors) with a synthetic prober in place of real environments."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 from packaging.version import Version
 
 from repromatrix import cli
-from repromatrix.hunts.bisect import probing
 from repromatrix.hunts.bisect.report import (
     BisectRecord,
     StepRecord,
@@ -22,8 +21,12 @@ from repromatrix.hunts.bisect.report import (
     verdict_line,
 )
 from repromatrix.hunts.bisect.run import BisectOptions, run_bisect
-from repromatrix.probe.check import Probe, parse_pin_option
-from repromatrix.search.bisection import Find, Observation, ProbeOutcome
+from repromatrix.matrix.cell import CellSpec
+from repromatrix.probe.check import parse_pin_option
+from repromatrix.probe.observation import BuiltCell, DateCap, InstallFailure, Observation
+from repromatrix.probe.rounds import probe_devices
+from repromatrix.probe.spec import Probe
+from repromatrix.search.bisection import Find, ProbeOutcome
 
 PACKAGE = "tiny-pkg"
 RELEASES = ["1.0.0", "1.1.0", "1.2.0", "1.2.1", "1.3.0", "1.4.0", "1.5.0", "1.6.0", "2.0.0"]
@@ -55,11 +58,12 @@ def script(tmp_path: Path) -> Path:
     return path
 
 
-def fake_check(truth: dict[str, ProbeOutcome], tested: list[str]):
-    def check(options, *, workdir, name, on_environment=None):
-        version = options.pins[-1].spec
-        assert options.pins[-1].package == PACKAGE
-        assert [p.package for p in options.pins[:-1]] == ["torch"], "the other pins are kept"
+def fake_prober(truth: dict[str, ProbeOutcome], tested: list[str]):
+    def prober(trial):
+        pins = trial.cell.pins
+        version = pins[-1].spec
+        assert pins[-1].package == PACKAGE
+        assert [p.package for p in pins[:-1]] == ["torch"], "the other pins are kept"
         tested.append(version)
         outcome = truth[version]
         detail = {ProbeOutcome.GOOD: "exit 0", ProbeOutcome.BAD: "exit 1"}.get(
@@ -69,10 +73,10 @@ def fake_check(truth: dict[str, ProbeOutcome], tested: list[str]):
             outcome,
             detail,
             1.5,
-            {"environment": "f" * 16, "reused": False, "resolved": {PACKAGE: version}},
+            BuiltCell(identity="f" * 16, reused=False, resolved={PACKAGE: version}),
         )
 
-    return check
+    return prober
 
 
 def options(tmp_path: Path, script: Path, good: str, bad: str, **kw) -> BisectOptions:
@@ -81,7 +85,7 @@ def options(tmp_path: Path, script: Path, good: str, bad: str, **kw) -> BisectOp
         good=good,
         bad=bad,
         probe=Probe(script=script),
-        pins=(parse_pin_option("torch==2.13.0"),),
+        cell=CellSpec(pins=(parse_pin_option("torch==2.13.0"),), as_of=kw.pop("as_of", None)),
         out=tmp_path / "reports" / "bisect",
         **kw,
     )
@@ -95,9 +99,9 @@ def test_a_regression_is_found_and_reported(
         for v in RELEASES
     }
     tested: list[str] = []
-    monkeypatch.setattr(probing, "check", fake_check(truth, tested))
+    prober = fake_prober(truth, tested)
     lines: list[str] = []
-    record, code = run_bisect(options(tmp_path, script, "1.0.0", "2.0.0"), say=lines.append)
+    record, code = run_bisect(options(tmp_path, script, "1.0.0", "2.0.0"), prober, say=lines.append)
     assert code == 0
     assert lines == [record.verdict]
     assert record.verdict.startswith("first bad: tiny-pkg 1.3.0 (last good: 1.2.1), ")
@@ -127,7 +131,7 @@ def test_a_regression_is_found_and_reported(
     assert data["mode"] == "releases" and data["rounds"] == len(tested)
 
     # Running it again keeps the first report as .previous.
-    run_bisect(options(tmp_path, script, "1.0.0", "2.0.0"), say=lines.append)
+    run_bisect(options(tmp_path, script, "1.0.0", "2.0.0"), prober, say=lines.append)
     assert (folder.parent / "tiny-pkg-1.0.0-2.0.0.previous" / "bisect.json").exists()
 
 
@@ -140,9 +144,11 @@ def test_a_fix_with_skips_next_to_it_is_inconclusive(
     }
     truth["1.3.0"] = truth["1.4.0"] = ProbeOutcome.SKIP
     tested: list[str] = []
-    monkeypatch.setattr(probing, "check", fake_check(truth, tested))
+    prober = fake_prober(truth, tested)
     record, code = run_bisect(
-        options(tmp_path, script, good="2.0.0", bad="1.0.0", find=Find.FIRST_GOOD), say=print
+        options(tmp_path, script, good="2.0.0", bad="1.0.0", find=Find.FIRST_GOOD),
+        prober,
+        say=print,
     )
     assert code == 1
     assert record.status == "inconclusive"
@@ -159,8 +165,8 @@ def test_ends_that_do_not_behave_as_claimed(
 ) -> None:
     truth = dict.fromkeys(RELEASES, ProbeOutcome.BAD)
     tested: list[str] = []
-    monkeypatch.setattr(probing, "check", fake_check(truth, tested))
-    record, code = run_bisect(options(tmp_path, script, "1.1.0", "1.6.0"), say=print)
+    prober = fake_prober(truth, tested)
+    record, code = run_bisect(options(tmp_path, script, "1.1.0", "1.6.0"), prober, say=print)
     assert code == 1
     assert tested == ["1.1.0", "1.6.0"]
     assert "good end 1.1.0 was bad (exit 1)" in record.verdict
@@ -174,17 +180,16 @@ def test_an_interrupted_bisect_keeps_its_steps(
         for v in RELEASES
     }
     tested: list[str] = []
-    fake = fake_check(truth, tested)
+    fake = fake_prober(truth, tested)
 
-    def check(options, **kw):
+    def prober(trial):
         if len(tested) == 3:
             raise KeyboardInterrupt
-        return fake(options, **kw)
+        return fake(trial)
 
-    monkeypatch.setattr(probing, "check", check)
     args = ["bisect", "--package", PACKAGE, "--good", "1.0.0", "--bad", "2.0.0"]
     args += ["--pin", "torch==2.13.0", "--script", str(script), "--out", str(tmp_path / "out")]
-    assert cli.main(args) == 130
+    assert cli.main(args, prober=prober) == 130
     data = json.loads((tmp_path / "out" / "tiny-pkg-1.0.0-2.0.0" / "bisect.json").read_text())
     assert data["status"] == "interrupted"
     assert [s["version"] for s in data["steps"]] == tested
@@ -195,8 +200,10 @@ def test_pre_releases_on_request(
 ) -> None:
     truth = {v: ProbeOutcome.GOOD for v in [*RELEASES, "2.0.0rc1"]}
     truth["2.0.0"] = ProbeOutcome.BAD
-    monkeypatch.setattr(probing, "check", fake_check(truth, []))
-    record, code = run_bisect(options(tmp_path, script, "1.6.0", "2.0.0", pre=True), say=print)
+    prober = fake_prober(truth, [])
+    record, code = run_bisect(
+        options(tmp_path, script, "1.6.0", "2.0.0", pre=True), prober, say=print
+    )
     assert record.candidates == ["1.6.0", "2.0.0rc1", "2.0.0"]
     assert (code, record.first_bad, record.last_good) == (0, "2.0.0", "2.0.0rc1")
 
@@ -210,15 +217,14 @@ def test_a_wheelhouse_is_the_only_source(
         (wheels / f"tiny_pkg-{version}-py3-none-any.whl").write_bytes(b"")
     truth = {"1.0.0": ProbeOutcome.GOOD, "1.2.0": ProbeOutcome.BAD, "1.5.0": ProbeOutcome.BAD}
     indexes: list = []
-    fake = fake_check(truth, [])
+    fake = fake_prober(truth, [])
 
-    def check(options, **kw):
-        indexes.append(options.index)
-        return fake(options, **kw)
+    def prober(trial):
+        indexes.append(trial.index)
+        return fake(trial)
 
-    monkeypatch.setattr(probing, "check", check)
     record, code = run_bisect(
-        options(tmp_path, script, "1.0.0", "1.5.0", wheelhouse=wheels), say=print
+        options(tmp_path, script, "1.0.0", "1.5.0", wheelhouse=wheels), prober, say=print
     )
     assert record.candidates == ["1.0.0", "1.2.0", "1.5.0"]
     assert (code, record.first_bad) == (0, "1.2.0")
@@ -310,10 +316,11 @@ def test_a_date_before_the_package_existed_is_one_warning(
             monkeypatch.delenv(name)
     monkeypatch.setenv("PIP_INDEX_URL", (tmp_path / "json").as_uri())
     truth = {v: ProbeOutcome.GOOD if v < "1.3.0" else ProbeOutcome.BAD for v in RELEASES}
-    monkeypatch.setattr(probing, "check", fake_check(truth, []))
+    prober = fake_prober(truth, [])
     shown = StringIO()
     run_bisect(
         options(tmp_path, script, "1.0.0", "2.0.0", as_of="1970-01-01"),
+        prober,
         console=Console(file=shown, width=300),
         say=lambda _line: None,
     )
@@ -385,11 +392,13 @@ def test_jobs_two_finds_the_same_release_in_fewer_rounds(
         for v in RELEASES
     }
     tested: list[str] = []
-    monkeypatch.setattr(probing, "check", fake_check(truth, tested))
-    one, _ = run_bisect(options(tmp_path / "one", script, "1.0.0", "2.0.0"), say=lambda _: None)
+    prober = fake_prober(truth, tested)
+    one, _ = run_bisect(
+        options(tmp_path / "one", script, "1.0.0", "2.0.0"), prober, say=lambda _: None
+    )
     tested.clear()
     two, code = run_bisect(
-        options(tmp_path / "two", script, "1.0.0", "2.0.0", jobs=2), say=lambda _: None
+        options(tmp_path / "two", script, "1.0.0", "2.0.0", jobs=2), prober, say=lambda _: None
     )
     assert code == 0 and (two.first_bad, two.last_good) == (one.first_bad, one.last_good)
     assert two.jobs == 2 and two.rounds < one.rounds
@@ -443,18 +452,20 @@ def test_bad_jobs_and_as_of_exit_2_with_one_line(
 )
 def test_parallel_probes_each_get_their_own_gpus(count, listed, expected, monkeypatch) -> None:
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    assert probing.probe_devices(count, listed) == expected
+    assert probe_devices(count, listed) == expected
 
 
 def test_a_probes_gpus_reach_its_script(tmp_path: Path) -> None:
     """The CUDA_VISIBLE_DEVICES a round gives a probe is what its script sees."""
-    from repromatrix.probe.check import CheckOptions, Probe, _run_script
+    from repromatrix.environment import IndexSettings
+    from repromatrix.probe.check import _run_script
+    from repromatrix.probe.spec import Trial
 
     script = tmp_path / "probe.py"
     script.write_text(
         "import os, sys\nsys.exit(0 if os.environ['CUDA_VISIBLE_DEVICES'] == '1,3' else 1)\n"
     )
-    options = CheckOptions(pins=(), probe=Probe(script=script), visible_devices="1,3")
+    options = Trial(Probe(script=script), CellSpec(), IndexSettings(), tmp_path, devices="1,3")
 
     class Cell:  # the host's interpreter stands in for a built cell
         python = Path(sys.executable)
@@ -474,28 +485,23 @@ def test_candidates_the_date_cap_refused_are_named_with_the_way_out(
     for today's stack, and bisect.md says the same."""
     monkeypatch.chdir(tmp_path)  # no noxfile here: the command is repromatrix's own
 
-    def check(options, *, workdir, name, on_environment=None):
-        version = options.pins[-1].spec
-        assert options.as_of == PACKAGE, "bisect's default: the stack of each release's day"
+    def prober(trial):
+        version = trial.cell.pins[-1].spec
+        assert trial.cell.as_of == PACKAGE, "bisect's default: the stack of each release's day"
         if Version(version) < Version("1.5.0"):
+            cap = DateCap(as_of=PACKAGE, date="2025-04-24", packages=("huggingface-hub",))
             return Observation(
                 ProbeOutcome.SKIP,
                 "install-error: resolve: only huggingface-hub<=0.30.2 is available",
                 0.5,
-                {
-                    "as_of_cap": {
-                        "as_of": PACKAGE,
-                        "date": "2025-04-24",
-                        "packages": ["huggingface-hub"],
-                    }
-                },
+                failure=InstallFailure("resolve", "only huggingface-hub<=0.30.2", cap),
             )
-        return Observation(ProbeOutcome.BAD, "exit 1", 1.0, {"resolved": {PACKAGE: version}})
+        cell = BuiltCell(identity="f" * 16, resolved={PACKAGE: version})
+        return Observation(ProbeOutcome.BAD, "exit 1", 1.0, cell)
 
-    monkeypatch.setattr(probing, "check", check)
     lines: list[str] = []
     record, code = run_bisect(
-        options(tmp_path, script, "1.0.0", "2.0.0", as_of=PACKAGE), say=lines.append
+        options(tmp_path, script, "1.0.0", "2.0.0", as_of=PACKAGE), prober, say=lines.append
     )
     assert code == 1 and record.status != "found"
     rerun = (

@@ -1,5 +1,5 @@
-"""The culprit flow (bisect/culprit.py) with check() and run_bisect() replaced by
-stand-ins: what it hands them, what it writes, its exit codes. No environments."""
+"""The culprit hunt (hunts/culprit) handed a stand-in prober and release bisect: what
+it hands them, what it writes, its exit codes. No environments."""
 
 from __future__ import annotations
 
@@ -9,15 +9,17 @@ from types import SimpleNamespace
 
 import pytest
 
+from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
-from repromatrix.hunts.culprit import run as flow
 from repromatrix.hunts.culprit.locks import parse_lock
-from repromatrix.hunts.culprit.run import CulpritOptions, locks_from_results, run_culprit
+from repromatrix.hunts.culprit.options import CulpritOptions, locks_from_results
+from repromatrix.hunts.culprit.run import run_culprit
+from repromatrix.matrix.cell import CellSpec
 from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.outcomes import ProbeOutcome
-from repromatrix.probe.check import Probe
+from repromatrix.probe.observation import InstallFailure, Observation
+from repromatrix.probe.spec import Probe
 from repromatrix.results import CombinationResult, Results, write_json_atomic
-from repromatrix.search.bisection import Observation
 
 GOOD = """\
 numpy==2.2.6
@@ -42,31 +44,31 @@ def script(tmp_path: Path) -> Path:
     return path
 
 
-def fake_check(calls: list[dict[str, str]]):
-    """A stand-in for check(): bad with transformers 5, unresolvable when
-    transformers 5 meets the old tokenizers (as uv says it)."""
+def fake_prober(calls: list[dict[str, str]]):
+    """A stand-in prober: bad with transformers 5, unresolvable when transformers 5
+    meets the old tokenizers (as uv says it)."""
 
-    def check(options, *, workdir, name, **_):
-        pins = {p.package: p.spec for p in options.pins}
+    def prober(trial):
+        pins = {p.package: p.spec for p in trial.cell.pins}
         calls.append(pins)
         if pins["transformers"].startswith("5") and pins["tokenizers"] == "0.21.1":
             message = (
-                "resolve: Because transformers==5.23.0 depends on tokenizers>=0.22 and you "
+                "Because transformers==5.23.0 depends on tokenizers>=0.22 and you "
                 "require tokenizers==0.21.1, we can conclude that your requirements are "
                 "unsatisfiable."
             )
-            return Observation(ProbeOutcome.SKIP, "install-error", 0.5, {"install_error": message})
+            failure = InstallFailure("resolve", message)
+            return Observation(ProbeOutcome.SKIP, "install-error", 0.5, failure=failure)
         bad = pins["transformers"].startswith("5")
         return Observation(ProbeOutcome.BAD if bad else ProbeOutcome.GOOD, "exit 1", 2.0)
 
-    return check
+    return prober
 
 
 def test_the_flow_writes_culprit_json_and_md(
     tmp_path: Path, script: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[dict[str, str]] = []
-    monkeypatch.setattr(flow, "check", fake_check(calls))
     bisects = []
 
     def fake_bisect(options, **_):
@@ -77,17 +79,16 @@ def test_the_flow_writes_culprit_json_and_md(
         )  # fmt: skip
         return record, 0
 
-    monkeypatch.setattr(flow, "run_bisect", fake_bisect)
     said: list[str] = []
     options = CulpritOptions(
         good=parse_lock(GOOD, str(tmp_path / "good.txt")),
         bad=parse_lock(BAD, str(tmp_path / "bad.txt")),
         probe=Probe(script=script),
-        pins=(Pin("torch", PinKind.EXACT, "2.13.0+cpu"),),
+        cell=CellSpec(pins=(Pin("torch", PinKind.EXACT, "2.13.0+cpu"),)),
         out=tmp_path / "out",
         command="nox -s culprit -- ...",
     )
-    record, code = run_culprit(options, say=said.append)
+    record, code = run_culprit(options, fake_prober(calls), say=said.append, bisect=fake_bisect)
     assert code == 0
     assert said == [record.verdict]
     assert record.verdict.startswith(
@@ -124,14 +125,14 @@ def test_the_flow_writes_culprit_json_and_md(
 def test_a_good_lock_that_fails_is_exit_1(
     tmp_path: Path, script: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(flow, "check", lambda *a, **k: Observation(ProbeOutcome.BAD, "exit 1", 1.0))
     options = CulpritOptions(
         good=parse_lock(GOOD, "good.txt"),
         bad=parse_lock(BAD, "bad.txt"),
         probe=Probe(script=script),
         out=tmp_path,
     )
-    record, code = run_culprit(options, say=lambda _: None)
+    bad = lambda _trial: Observation(ProbeOutcome.BAD, "exit 1", 1.0)  # noqa: E731
+    record, code = run_culprit(options, bad, say=lambda _: None)
     assert code == 1
     assert record.status == "ends-mismatch"
     assert record.verdict.startswith("no culprit: the good lock is bad (exit 1)")
@@ -164,17 +165,16 @@ def test_the_locks_indexes_reach_every_cell_with_credentials_masked(
     mix was resolved against the default index."""
     calls: list[dict[str, str]] = []
     indexes = []
-    check = fake_check(calls)
+    fake = fake_prober(calls)
 
-    def recording(options, **kwargs):
-        indexes.append(options.index)
-        return check(options, **kwargs)
+    def recording(trial):
+        indexes.append(trial.index)
+        return fake(trial)
 
-    monkeypatch.setattr(flow, "check", recording)
-    monkeypatch.setattr(flow, "run_bisect", lambda options, **_: (SimpleNamespace(
+    fake_bisect = lambda options, **_: (SimpleNamespace(  # noqa: E731
         status="found", first_bad="5.0.0", last_good="4.57.6", steps=[1], candidates=[1],
         verdict="first bad: transformers 5.0.0",
-    ), 0))  # fmt: skip
+    ), 0)  # fmt: skip
     mirror = "https://ci-user:hunter2-s3cret@mirror.example/simple"
     cpu = "https://download.example/whl/cpu"
     options = CulpritOptions(
@@ -182,9 +182,9 @@ def test_the_locks_indexes_reach_every_cell_with_credentials_masked(
         bad=parse_lock(f"--index-url {mirror}\n{BAD}", "bad.txt"),
         probe=Probe(script=script),
         out=tmp_path / "out",
-        index=flow.IndexSettings(find_links=("/srv/wheelhouse",)),
+        index=IndexSettings(find_links=("/srv/wheelhouse",)),
     )
-    _record, code = run_culprit(options, say=lambda _: None)
+    _record, code = run_culprit(options, recording, say=lambda _: None, bisect=fake_bisect)
     assert code == 0 and indexes
     for index in indexes:
         assert index.index_url == mirror

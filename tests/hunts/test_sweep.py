@@ -237,7 +237,9 @@ def test_a_cpu_sweeps_reproducer_pins_torch_to_the_cpu_index_and_caps_the_projec
     from repromatrix.hunts.sweep import options as sweep_options
     from repromatrix.hunts.sweep import reproducer as sweep_reproducer
     from repromatrix.hunts.sweep.report import ResultRecord, SweepRecord
-    from repromatrix.probe.check import Probe, parse_pin_option
+    from repromatrix.matrix.cell import CellSpec
+    from repromatrix.probe.check import parse_pin_option
+    from repromatrix.probe.spec import Probe
 
     probe = tmp_path / "probe.py"
     probe.write_text("import peft\n")
@@ -246,11 +248,12 @@ def test_a_cpu_sweeps_reproducer_pins_torch_to_the_cpu_index_and_caps_the_projec
         start="0.13.0",
         end="0.17.1",
         probe=Probe(script=probe),
-        pins=(parse_pin_option("accelerate>=1.0"),),
+        cell=CellSpec(pins=(parse_pin_option("accelerate>=1.0"),)),
     )
     checked = sweep_options.Plan(
-        "peft", V("0.13.0"), V("0.17.1"), None, [], IndexSettings(), Probe(script=probe), tmp_path
-    )
+        "peft", V("0.13.0"), V("0.17.1"), None, [], IndexSettings(), Probe(script=probe), tmp_path,
+        options,
+    )  # fmt: skip
     result = ResultRecord(
         version="0.13.0",
         outcome="bad",

@@ -22,8 +22,11 @@ from repromatrix import cli
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.hunts.sweep.run import Releases, SweepOptions, run_sweep
-from repromatrix.probe.check import Probe
-from repromatrix.search.bisection import Observation, ProbeOutcome
+from repromatrix.matrix.cell import CellSpec
+from repromatrix.probe.observation import BuiltCell, DateCap, InstallFailure, Observation
+from repromatrix.probe.prober import CellProber
+from repromatrix.probe.spec import Probe
+from repromatrix.search.bisection import ProbeOutcome
 
 PACKAGE = "repromatrix-sweep-fake"
 MODULE = "repromatrix_sweep_fake"
@@ -108,9 +111,9 @@ def test_a_sweep_finds_every_flip_and_writes_reproducers(
             probe=Probe(script=probe),
             jobs=2,
             out=tmp_path / "reports" / "sweep",
-            env_dir=tmp_path / "envs",
             index=index_with(wheels),
         ),
+        CellProber(env_dir=tmp_path / "envs"),
         say=said.append,
     )
     assert code == 0
@@ -181,9 +184,9 @@ def test_latest_patch_sweeps_the_newest_of_each_series(
             probe=Probe(script=probe),
             releases=Releases.LATEST_PATCH,
             out=tmp_path / "reports" / "sweep",
-            env_dir=tmp_path / "envs",
             index=index_with(wheels),
         ),
+        CellProber(env_dir=tmp_path / "envs"),
         say=lambda _line: None,
     )
     assert code == 0
@@ -228,9 +231,9 @@ def test_a_case_probe_and_an_unpinned_import(tmp_path: Path, wheels: Path) -> No
             end="1.2.0",
             probe=Probe(case="test_fake.py::test_total", cases_root=cases),
             out=tmp_path / "reports" / "sweep",
-            env_dir=tmp_path / "envs",
             index=index_with(wheels),
         ),
+        CellProber(env_dir=tmp_path / "envs"),
         say=lambda _line: None,
     )
     assert code == 0
@@ -252,7 +255,7 @@ def test_as_of_a_package_nobody_pinned_is_refused_before_anything_runs(
                 end="2.0.0",
                 probe=Probe(script=probe),
                 out=tmp_path / "out",
-                as_of="accelerate",
+                cell=CellSpec(as_of="accelerate"),
             )
         )
     assert not (tmp_path / "out").exists()
@@ -320,10 +323,10 @@ def test_the_summary_is_posted_on_an_issue(tmp_path: Path, wheels: Path, probe: 
             end="1.2.1",
             probe=Probe(script=probe),
             out=tmp_path / "reports" / "sweep",
-            env_dir=tmp_path / "envs",
             index=index_with(wheels),
             issue=15,
         ),
+        CellProber(env_dir=tmp_path / "envs"),
         say=lambda _line: None,
         github=Recorder(),  # type: ignore[arg-type]
     )
@@ -342,24 +345,21 @@ def test_by_default_a_sweep_travels_as_bisect_does_and_names_a_refusing_cap(
     """The command line's default --as-of is the swept package (bisect's default), the
     stack that travels is the project's matrix.yaml packages:, and releases the date
     cap kept from installing are named with the command for today's stack."""
-    from repromatrix.hunts.sweep import run as sweep_module
-
     monkeypatch.chdir(tmp_path)
     (tmp_path / "matrix.yaml").write_text(
         "packages: [torch, huggingface_hub]\ntiers:\n  t:\n    - {id: a, torch: '2.13.0'}\n"
     )
     seen: list = []
 
-    def check(options, *, workdir, name, on_environment=None):
-        seen.append((options.as_of, options.stack))
-        if name < "1.2.0":
-            cap = {"as_of": PACKAGE, "date": "2025-04-24", "packages": ["huggingface-hub"]}
-            return Observation(
-                ProbeOutcome.SKIP, "install-error: resolve: x", 0.1, {"as_of_cap": cap}
-            )
-        return Observation(ProbeOutcome.GOOD, "exit 0", 0.1, {"resolved": {PACKAGE: name}})
+    def prober(trial):
+        seen.append((trial.cell.as_of, trial.cell.stack))
+        if trial.name < "1.2.0":
+            cap = DateCap(as_of=PACKAGE, date="2025-04-24", packages=("huggingface-hub",))
+            failure = InstallFailure("resolve", "x", cap)
+            return Observation(ProbeOutcome.SKIP, "install-error: resolve: x", 0.1, failure=failure)
+        cell = BuiltCell(identity="f" * 16, resolved={PACKAGE: trial.name})
+        return Observation(ProbeOutcome.GOOD, "exit 0", 0.1, cell)
 
-    monkeypatch.setattr(sweep_module, "check", check)
     code = cli.main(
         [
             "sweep",
@@ -375,7 +375,8 @@ def test_by_default_a_sweep_travels_as_bisect_does_and_names_a_refusing_cap(
             str(wheels),
             "--out",
             "out",
-        ]
+        ],
+        prober=prober,
     )
     out = capsys.readouterr().out.strip().splitlines()
     assert code == 0

@@ -14,18 +14,12 @@ from repromatrix.environment.indexes import IndexSettings
 from repromatrix.environment.request import Environment
 from repromatrix.environment.uv import InstallError, Interpreter
 from repromatrix.errors import UserError
+from repromatrix.hunts.check.run import CheckOptions, plan, run
+from repromatrix.matrix.cell import CellSpec
 from repromatrix.matrix.pins import PinKind, pin_text
-from repromatrix.probe import check as check_module
-from repromatrix.probe.check import (
-    EXIT_CODES,
-    CheckOptions,
-    Probe,
-    check,
-    parse_pin_option,
-    run_check,
-    unique_pins,
-    unpinned_import,
-)
+from repromatrix.probe.check import check, parse_pin_option, unique_pins, unpinned_import
+from repromatrix.probe.observation import EXIT_CODES
+from repromatrix.probe.spec import Probe, Trial
 from repromatrix.search.bisection import ProbeOutcome
 
 
@@ -84,10 +78,28 @@ def test_probe_validation(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- verdicts
 
 
+class OwnInterpreter:
+    """A store whose every cell is the test's own interpreter; ``asked``: the builds."""
+
+    def __init__(self, env: Environment) -> None:
+        self.env = env
+        self.asked: list = []
+
+    def build(self, request, *, timeout, log=None):
+        self.asked.append(request)
+        return self.env
+
+
+class Refusing:
+    """A store that cannot build the cell."""
+
+    def build(self, request, *, timeout, log=None):
+        raise InstallError("resolve", "No solution found: tiny-pkg==1.0 needs torch<2", "uv log")
+
+
 @pytest.fixture
-def own_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list:
-    """EnvStore.build replaced by 'the test's interpreter'; returns the builds asked."""
-    asked: list = []
+def own_interpreter(tmp_path: Path) -> OwnInterpreter:
+    """The store of 'the test's interpreter'."""
     env = Environment(
         root=tmp_path / "env",
         identity="ab" * 32,
@@ -98,24 +110,19 @@ def own_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list:
         seconds=0.0,
         interpreter=Interpreter(sys.executable, "3.11.0", "CPython"),
     )
-
-    def build(self, request, *, timeout, log=None):
-        asked.append(request)
-        return env
-
-    monkeypatch.setattr(check_module.EnvStore, "build", build)
-    return asked
+    return OwnInterpreter(env)
 
 
-def script_check(tmp_path: Path, body: str, timeout: float = 60.0):
+def trial(tmp_path: Path, probe: Probe, *pins: str) -> Trial:
+    cell = CellSpec(pins=tuple(parse_pin_option(p) for p in pins))
+    return Trial(probe, cell, IndexSettings(), tmp_path / "work", "1.0")
+
+
+def script_check(tmp_path: Path, body: str, store, timeout: float = 60.0):
     script = tmp_path / "repro.py"
     script.write_text(textwrap.dedent(body))
-    options = CheckOptions(
-        pins=(parse_pin_option("tiny-pkg==1.0"),),
-        probe=Probe(script=script, timeout=timeout).validated(),
-        index=IndexSettings(),
-    )
-    return check(options, workdir=tmp_path / "work", name="1.0")
+    probe = Probe(script=script, timeout=timeout).validated()
+    return check(trial(tmp_path, probe, "tiny-pkg==1.0"), store=store)
 
 
 # What transformers prints on import under a newer torch: a warning and its source line.
@@ -211,30 +218,28 @@ WARN = (
     ],
 )
 def test_script_exit_status_is_the_verdict(
-    tmp_path: Path, own_interpreter: list, body: str, outcome: ProbeOutcome, detail: str
+    tmp_path: Path, own_interpreter: OwnInterpreter, body: str, outcome: ProbeOutcome, detail: str
 ) -> None:
-    observation = script_check(tmp_path, body)
+    observation = script_check(tmp_path, body, own_interpreter)
     assert (observation.outcome, observation.detail) == (outcome, detail)
     assert (tmp_path / "work" / "1.0.run.log").exists()
-    assert observation.extra["environment"] == "ab" * 8
-    assert own_interpreter[0].pins[0].spec == "1.0"
+    assert observation.cell is not None and observation.cell.identity == "ab" * 8
+    assert own_interpreter.asked[0].pins[0].spec == "1.0"
 
 
-def test_a_script_over_its_time_limit_is_bad(tmp_path: Path, own_interpreter: list) -> None:
-    observation = script_check(tmp_path, "import time; time.sleep(30)", timeout=1.0)
+def test_a_script_over_its_time_limit_is_bad(
+    tmp_path: Path, own_interpreter: OwnInterpreter
+) -> None:
+    observation = script_check(
+        tmp_path, "import time; time.sleep(30)", timeout=1.0, store=own_interpreter
+    )
     assert observation.outcome is ProbeOutcome.BAD
     assert "timed out" in observation.detail
     assert observation.seconds < 20
 
 
-def test_an_environment_that_cannot_be_built_is_skipped(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def build(self, request, *, timeout, log=None):
-        raise InstallError("resolve", "No solution found: tiny-pkg==1.0 needs torch<2", "uv log")
-
-    monkeypatch.setattr(check_module.EnvStore, "build", build)
-    observation = script_check(tmp_path, "print('never runs')")
+def test_an_environment_that_cannot_be_built_is_skipped(tmp_path: Path) -> None:
+    observation = script_check(tmp_path, "print('never runs')", Refusing())
     assert observation.outcome is ProbeOutcome.SKIP
     assert observation.detail.startswith("install-error: resolve: No solution found")
     assert "uv log" in (tmp_path / "work" / "1.0.install.log").read_text()
@@ -272,31 +277,25 @@ def test_mixed(mode):
     ],
 )
 def test_case_outcome_is_the_verdict(
-    tmp_path: Path, own_interpreter: list, case: str, outcome: ProbeOutcome, detail: str
+    tmp_path: Path, own_interpreter: OwnInterpreter, case: str, outcome: ProbeOutcome, detail: str
 ) -> None:
     cases = tmp_path / "cases"
     cases.mkdir()
     (cases / "test_cases.py").write_text(CASES)
-    options = CheckOptions(
-        pins=(parse_pin_option("tiny-pkg==1.0"),),
-        probe=Probe(case=case, cases_root=cases, timeout=120).validated(),
-        index=IndexSettings(),
-    )
-    observation = check(options, workdir=tmp_path / "work", name="1.0")
+    probe = Probe(case=case, cases_root=cases, timeout=120).validated()
+    observation = check(trial(tmp_path, probe, "tiny-pkg==1.0"), store=own_interpreter)
     assert observation.outcome is outcome
     assert observation.detail.startswith(detail), observation.detail
 
 
-def test_an_unpinned_import_in_a_case_is_untestable(tmp_path: Path, own_interpreter: list) -> None:
+def test_an_unpinned_import_in_a_case_is_untestable(
+    tmp_path: Path, own_interpreter: OwnInterpreter
+) -> None:
     cases = tmp_path / "cases"
     cases.mkdir()
     (cases / "test_imports.py").write_text("def test_needs_peft():\n    import peft_absent_x\n")
-    options = CheckOptions(
-        pins=(parse_pin_option("tiny-pkg==1.0"),),
-        probe=Probe(case="test_imports.py::test_needs_peft", cases_root=cases).validated(),
-        index=IndexSettings(),
-    )
-    observation = check(options, workdir=tmp_path / "work", name="1.0")
+    probe = Probe(case="test_imports.py::test_needs_peft", cases_root=cases).validated()
+    observation = check(trial(tmp_path, probe, "tiny-pkg==1.0"), store=own_interpreter)
     assert observation.outcome is ProbeOutcome.SKIP, observation.detail
     assert "peft-absent-x is not pinned" in observation.detail
     assert "No module named 'peft_absent_x'" in observation.detail
@@ -317,17 +316,21 @@ def test_unpinned_import(detail: str, pins: list[str], missing: str | None) -> N
     assert unpinned_import(detail, [parse_pin_option(p) for p in pins]) == missing
 
 
-def test_check_prints_what_floating_pins_resolved_to(tmp_path: Path, own_interpreter: list) -> None:
+def test_check_prints_what_floating_pins_resolved_to(
+    tmp_path: Path, own_interpreter: OwnInterpreter
+) -> None:
     script = tmp_path / "repro.py"
     script.write_text("print('fine')\n")
+    pins = (parse_pin_option("tiny-pkg>=0.5"), parse_pin_option("other==2.0"))
     options = CheckOptions(
-        pins=(parse_pin_option("tiny-pkg>=0.5"), parse_pin_option("other==2.0")),
-        probe=Probe(script=script),
-        index=IndexSettings(),
+        probe=Probe(script=script), cell=CellSpec(pins=pins), index=IndexSettings()
     )
     said: list[str] = []
     told: list[str] = []
-    assert run_check(options, say=said.append, tell=told.append) == 0
+    checked = plan(options, said.append)
+    prober = lambda trial: check(trial, store=own_interpreter, log=said.append)  # noqa: E731
+    _observation, code = run(checked, prober, say=said.append, tell=told.append)
+    assert code == 0
     assert "resolved: tiny-pkg>=0.5 -> 1.0" in said
     assert not any("other" in line for line in said if line.startswith("resolved:"))
     assert told[0].startswith("good: script repro.py with tiny-pkg>=0.5 other==2.0")
@@ -335,17 +338,13 @@ def test_check_prints_what_floating_pins_resolved_to(tmp_path: Path, own_interpr
 
 @pytest.mark.parametrize(("pin", "outcome"), [("pyyaml==6.0", "bad"), ("tiny-pkg==1.0", "skip")])
 def test_a_module_is_matched_to_the_distribution_that_provides_it(
-    tmp_path: Path, own_interpreter: list, pin: str, outcome: str
+    tmp_path: Path, own_interpreter: OwnInterpreter, pin: str, outcome: str
 ) -> None:
     """``yaml`` is PyYAML's module (asked of the environment's importlib.metadata): an
     import error from it is the pinned package's behaviour when PyYAML is pinned."""
     script = tmp_path / "repro.py"
     script.write_text("raise ImportError(\"cannot import name 'Gone' from 'yaml' (x.py)\")\n")
-    options = CheckOptions(
-        pins=(parse_pin_option(pin),),
-        probe=Probe(script=script).validated(),
-        index=IndexSettings(),
-    )
-    observation = check(options, workdir=tmp_path / "work", name="1.0")
+    probe = Probe(script=script).validated()
+    observation = check(trial(tmp_path, probe, pin), store=own_interpreter)
     assert observation.outcome.value == outcome, observation.detail
     assert observation.detail.endswith("ImportError: cannot import name 'Gone' from 'yaml' (x.py)")

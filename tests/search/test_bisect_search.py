@@ -8,9 +8,9 @@ import random
 
 import pytest
 
+from repromatrix.probe.observation import Observation
 from repromatrix.search.bisection import (
     Find,
-    Observation,
     ProbeOutcome,
     Status,
     most_steps_left,

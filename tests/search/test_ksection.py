@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from repromatrix.probe.observation import Observation
 from repromatrix.search.bisection import (
     Find,
-    Observation,
     ProbeOutcome,
     Status,
     ksection,

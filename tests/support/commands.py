@@ -29,16 +29,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from repromatrix.cli.app import build_parser
+from repromatrix.hunt_table import HUNTS
 
 # The command each session runs (its arguments after `--` go to it); a combination
 # session runs `run --update --combination ID`. tests and lint pass theirs to pytest.
 HARNESS = {
     "matrix": ["run"],
     "report": ["report"],
-    "bisect": ["bisect"],
-    "sweep": ["sweep"],
-    "check": ["check"],
-    "culprit": ["culprit"],
+    # One session per hunt (hunt_table.py), running its command.
+    **{row.name: [row.name] for row in HUNTS},
 }
 # nightly-dry-run passes its own (--tier, --work) to tests/support/nightly_dry_run.py;
 # tests/workflows/test_nightly_dry_run.py runs the documented line for real.

@@ -10,12 +10,16 @@ Exit status: 0 found, 1 could not conclude, 2 bad input (one line).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-# --case/--script/--pin/--cell ... as bisect has them
-from repromatrix.cli.bisect import _probe_options
+# --case/--script/--pin/--cell ... as every hunt has them
+from repromatrix.cli.hunting import cell_index, cell_spec, hunted, probe, probe_options, prober
 from repromatrix.errors import UserError
+
+if TYPE_CHECKING:
+    from repromatrix.hunts.culprit.options import CulpritOptions
+    from repromatrix.probe.prober import Prober
 
 # What add_commands adds (cli/app.py builds only the group a command line names).
 COMMANDS = ("culprit",)
@@ -59,25 +63,19 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="where the report folder goes (default: %(default)s "
         "beside the matrix.yaml found upward, else here)",
     )
-    _probe_options(culprit)
+    probe_options(culprit)
 
 
-def run_command(args: argparse.Namespace) -> int | None:
-    if args.command != "culprit":
-        return None
-    from repromatrix import procs
-    from repromatrix.cli.bisect import cell_options
-    from repromatrix.environment.indexes import IndexSettings
+def options(args: argparse.Namespace) -> CulpritOptions:
+    """The culprit hunt a command line asks for."""
     from repromatrix.hunts.culprit.locks import read_lock
-    from repromatrix.hunts.culprit.run import (
+    from repromatrix.hunts.culprit.options import (
         CulpritOptions,
         checked_name,
         locks_from_results,
         reproduce_command,
-        run_culprit,
     )
     from repromatrix.hunts.rerun import shown_path
-    from repromatrix.probe.check import Probe
 
     lock_files = (args.good_lock, args.bad_lock)
     results = (args.good_results, args.bad_results, args.combination)
@@ -107,35 +105,32 @@ def run_command(args: argparse.Namespace) -> int | None:
             "--combination ID"
         )
     checked_name(args.name)  # bad input before anything else: it must stay inside --out
-    wheelhouse = IndexSettings.wheelhouse(args.wheelhouse) if args.wheelhouse else None
-    cell = cell_options(args, held_only=True, index=wheelhouse)
-    probe = Probe(case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout)
+    cell = cell_spec(args, held_only=True)
     probe_args = ["--case", args.case] if args.case else ["--script", shown_path(args.script)]
     shown = [*origin, *probe_args]
     for pin in args.pin:
         shown += ["--pin", pin]
     if args.cell:
         shown += ["--cell", args.cell]
-    options = CulpritOptions(
+    return CulpritOptions(
         good=good,
         bad=bad,
-        probe=probe,
-        pins=cell.pins,
+        probe=probe(args),
+        cell=cell,
         name=args.name,
         jobs=args.jobs,
         releases=not args.no_release_bisect,
         out=args.out,
-        python=cell.python,
-        env_dir=args.env_dir,
-        install_timeout=args.install_timeout,
-        index=cell.index,
+        index=cell_index(args, cell),
         command=reproduce_command(shown),
-        cell=cell.settings,
     )
-    try:
-        _record, code = run_culprit(options)
-    except KeyboardInterrupt as stopped:
-        why, code = procs.interrupt_words(stopped)
-        print(f"repromatrix: {why}; the steps done are in culprit.json", file=sys.stderr)
-        return code
-    return code
+
+
+def run(args: argparse.Namespace, with_prober: Prober | None = None) -> int:
+    """Run ``culprit``; ``with_prober`` makes its probes (default: cells in --env-dir)."""
+    from repromatrix.hunt_table import hunt
+    from repromatrix.hunts.culprit.run import run_culprit
+
+    return hunted(
+        hunt("culprit"), lambda: run_culprit(options(args), with_prober or prober(args))[1]
+    )

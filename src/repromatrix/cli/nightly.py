@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from repromatrix import gh
 from repromatrix.errors import UserError
+from repromatrix.hunt_table import BY_NAME, HUNTS
 from repromatrix.matrix.defaults import KNOWN_ISSUES_FILE
 from repromatrix.nightly import slices
 
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
 # What the commands run is imported when they run: building the parser loads no
 # results models, no triage.
 
+
+# The hunts the nightly dispatches to a workflow of their own (hunt_table.py).
+DISPATCHED = [row.name for row in HUNTS if row.workflow]
 
 # What add_commands adds (cli/app.py builds only the group a command line names).
 COMMANDS = ("ci-matrix", "merge", "triage", "hunt-inputs", "baseline")
@@ -91,10 +95,10 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="start the bisect workflow for each culprit hunt (gh workflow run)",
     )
-    triaging.add_argument("--workflow", default="bisect.yml")
+    triaging.add_argument("--workflow", default=BY_NAME["bisect"].workflow)
     triaging.add_argument(
         "--culprit-workflow",
-        default="culprit.yml",
+        default=BY_NAME["culprit"].workflow,
         help="the workflow of a culprit hunt (several packages moved): %(default)s",
     )
     triaging.add_argument("--ref", help="the branch the bisect workflow runs on")
@@ -122,7 +126,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "hunt-inputs",
         help="check a hunt workflow's inputs (bisect.yml, culprit.yml) before a runner is taken",
     )
-    hunting.add_argument("--workflow", choices=["bisect", "culprit"], required=True)
+    hunting.add_argument("--workflow", choices=DISPATCHED, required=True)
     hunting.add_argument(
         "--cases", type=Path, default=Path("cases"), help="the cases folder (default: cases)"
     )
@@ -212,8 +216,7 @@ def _triage(args: argparse.Namespace) -> int:
         label=args.label,
         title=args.title,
         dispatch=args.dispatch,
-        workflow=args.workflow,
-        culprit_workflow=args.culprit_workflow,
+        workflows={"bisect": args.workflow, "culprit": args.culprit_workflow},
         ref=args.ref,
         run=args.run_url or "",
         github_output=args.github_output,

@@ -11,12 +11,23 @@ release untestable), 2 bad input; 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from repromatrix.cli.bisect import _probe_options  # the probe options bisect and check share
+from repromatrix.cli.hunting import (
+    cell_spec,
+    hunted,
+    probe,
+    probe_options,
+    prober,
+    project_packages,
+)
 
-# bisect.sweep_ranges's Releases, spelt here so that building the parser does not
+if TYPE_CHECKING:
+    from repromatrix.hunts.sweep.options import SweepOptions
+    from repromatrix.probe.prober import Prober
+
+# search.ranges's Releases, spelt here so that building the parser does not
 # load the sweep (tests/cli/test_startup.py checks that the two agree).
 RELEASES = ("all", "latest-patch", "first-and-last-patch")
 
@@ -74,47 +85,35 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="post sweep.md as a comment on GitHub issue N with gh "
         "(prints the gh command when gh is missing or not logged in)",
     )
-    _probe_options(sweep)
+    probe_options(sweep)
 
 
-def run_command(args: argparse.Namespace) -> int | None:
-    """Run ``sweep``; None for any other command."""
-    if args.command != "sweep":
-        return None
-    from repromatrix import procs
-    from repromatrix.cli.bisect import cell_options, project_packages
+def options(args: argparse.Namespace) -> SweepOptions:
+    """The sweep a command line asks for."""
     from repromatrix.environment.as_of import parse_as_of
-    from repromatrix.hunts.sweep.run import Releases, SweepOptions, run_sweep
+    from repromatrix.hunts.sweep.run import Releases, SweepOptions
     from repromatrix.names import canonicalize_name
-    from repromatrix.probe.check import Probe
 
-    cell = cell_options(args, searched=canonicalize_name(args.package))
-    options = SweepOptions(
+    cell = cell_spec(args, searched=canonicalize_name(args.package))
+    as_of = parse_as_of(args.package if args.as_of is None else args.as_of)
+    return SweepOptions(
         package=args.package,
         start=args.start,
         end=args.end,
-        probe=Probe(
-            case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout
-        ),
-        pins=cell.pins,
-        index=cell.index,
-        cell=cell.settings,
+        probe=probe(args),
+        cell=cell.with_time_travel(as_of, project_packages()),
         releases=Releases(args.releases),
         jobs=args.jobs,
         pre=args.pre,
         wheelhouse=args.wheelhouse,
         out=args.out,
-        python=cell.python,
-        env_dir=args.env_dir,
-        install_timeout=args.install_timeout,
         issue=args.issue,
-        as_of=parse_as_of(args.package if args.as_of is None else args.as_of),
-        stack=project_packages(),
     )
-    try:
-        _record, code = run_sweep(options)
-    except KeyboardInterrupt as stopped:
-        why, code = procs.interrupt_words(stopped)
-        print(f"repromatrix: {why}; the releases done are in sweep.json", file=sys.stderr)
-        return code
-    return code
+
+
+def run(args: argparse.Namespace, with_prober: Prober | None = None) -> int:
+    """Run ``sweep``; ``with_prober`` makes its probes (default: cells in --env-dir)."""
+    from repromatrix.hunt_table import hunt
+    from repromatrix.hunts.sweep.run import run_sweep
+
+    return hunted(hunt("sweep"), lambda: run_sweep(options(args), with_prober or prober(args))[1])

@@ -5,6 +5,7 @@ kept candidates from installing."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +29,12 @@ def as_of_args(as_of: str | None, package: str) -> list[str]:
     return ["--as-of", as_of]
 
 
-def note_refusal(refused: dict[str, Any], version: str, cap: dict[str, Any]) -> None:
-    """Add one candidate that did not install because of the date cap (check.py's
-    ``as_of_cap``) to ``refused``: {"packages": [...], "candidates": [...]}."""
+def note_refusal(refused: dict[str, Any], version: str, capped: Iterable[str]) -> None:
+    """Add one candidate that did not install because of the date cap on ``capped``
+    (probe.observation.DateCap's packages) to ``refused``: {"packages": [...],
+    "candidates": [...]}."""
     packages = refused.setdefault("packages", [])
-    packages += [p for p in cap.get("packages") or [] if p not in packages]
+    packages += [p for p in capped if p not in packages]
     refused.setdefault("candidates", []).append(version)
 
 

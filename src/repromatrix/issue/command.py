@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from packaging.version import InvalidVersion, Version
 
 from repromatrix.errors import UserError
+from repromatrix.hunt_table import HUNTS
 from repromatrix.matrix.pins import pin_text
 from repromatrix.names import canonicalize_name
 from repromatrix.probe.check import parse_pin_option, unique_pins
 
 PREFIX = "/repromatrix"
-KINDS = ("sweep", "bisect", "check")
+KINDS = tuple(row.name for row in HUNTS if row.issue)  # the hunts the bot offers
 RELEASES = ("all", "latest-patch", "first-and-last-patch")
 FINDS = ("first-bad", "first-good")
 MAX_LINE = 2000  # characters of the command line

@@ -3,7 +3,7 @@ an artifact (plan/plan.json and one repro-<issue>.py per job). Every job reads i
 through ``read_plan``, which validates it: a job trusts no file it did not write.
 
 ``preflight`` checks a job against the package index with the library's own planners
-(bisect.sweep_options.plan, bisect.options.plan: package known, versions released, pins that do
+(hunts.sweep.options.plan, hunts.bisect.options.plan: package known, versions released, pins that do
 not conflict, the case defined) and the repository's limits, before anything is built.
 Nothing here runs the repro.
 """
@@ -25,8 +25,10 @@ from repromatrix.hunts.sweep.options import plan as sweep_plan
 from repromatrix.issue.command import Command
 from repromatrix.issue.config import IssueSettings
 from repromatrix.issue.repro import Repro
+from repromatrix.matrix.cell import CellSpec
 from repromatrix.matrix.pins import pin_text
-from repromatrix.probe.check import Probe, parse_pin_option, unique_pins
+from repromatrix.probe.check import parse_pin_option, unique_pins
+from repromatrix.probe.spec import Probe
 from repromatrix.results import write_json_atomic, write_text_atomic
 from repromatrix.search.bisection import Find
 from repromatrix.search.ranges import Releases
@@ -141,7 +143,7 @@ def sweep_options(job: Job, folder: Path, cases: Path, out: Path) -> SweepOption
         start=job.start,
         end=job.end,
         probe=probe_for(job, folder, cases),
-        pins=pins_of(job),
+        cell=CellSpec(pins=pins_of(job)),
         releases=Releases(job.releases),
         out=out,
     )
@@ -154,10 +156,9 @@ def bisect_options(job: Job, folder: Path, cases: Path, out: Path) -> BisectOpti
         good=job.start,
         bad=job.end,
         probe=probe_for(job, folder, cases),
-        pins=pins_of(job),
+        cell=CellSpec(pins=pins_of(job)),  # today's stack: what the issue's reader installs
         find=Find(job.find),
         out=out,
-        as_of=None,  # today's stack: what the issue's reader installs
     )
 
 

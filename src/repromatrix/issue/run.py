@@ -29,7 +29,10 @@ from repromatrix.hunts.bisect.run import run_bisect
 from repromatrix.hunts.sweep.run import run_sweep
 from repromatrix.issue.answer import MAX_MARKDOWN, Result, answer_folder, write_result
 from repromatrix.issue.plan import Job, Plan, bisect_options, pins_of, probe_for, sweep_options
-from repromatrix.probe.check import CheckOptions, check, pins_text
+from repromatrix.matrix.cell import CellSpec
+from repromatrix.probe.check import pins_text
+from repromatrix.probe.prober import CellProber
+from repromatrix.probe.spec import Trial
 from repromatrix.redact import redact_text
 from repromatrix.search.bisection import ProbeOutcome
 
@@ -92,12 +95,7 @@ def run_job(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     base = {"issue": job.issue, "kind": job.kind}
     try:
         with deadline(job.timeout + 60):
-            if job.kind == "sweep":
-                result = _sweep(job, folder, out, cases)
-            elif job.kind == "bisect":
-                result = _bisect(job, folder, out, cases)
-            else:
-                result = _check(job, folder, out, cases)
+            result = ANSWERS[job.kind](job, folder, out, cases)
     except UserError as err:
         result = Result(**base, status="refused", headline=str(err))
     except OutOfTime:
@@ -167,11 +165,10 @@ def _bisect(job: Job, folder: Path, out: Path, cases: Path) -> Result:
 def _check(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     pins = pins_of(job)
     probe = probe_for(job, folder, cases).defined()
-    observation = check(
-        CheckOptions(pins=pins, probe=probe, index=IndexSettings.from_environment()),
-        workdir=out / "steps",
+    observation = CellProber()(
+        Trial(probe, CellSpec(pins=pins), IndexSettings.from_environment(), out / "steps")
     )
-    resolved = observation.extra.get("resolved") or {}
+    resolved = observation.resolved
     followed = job.watched or [p.package for p in pins]
     versions = {name: resolved[name] for name in followed if name in resolved}
     outcome = observation.outcome.value
@@ -180,12 +177,12 @@ def _check(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     lines = [f"**{outcome}** with {said}"]
     if outcome != "good":
         lines.append(f"- error: `{_code(observation.detail)}`")
-    python = observation.extra.get("python")
+    python = observation.cell.python if observation.cell else None
     shown = {p.package: resolved.get(p.package, "not installed") for p in pins}
     environment = ", ".join(f"{k} {v}" for k, v in shown.items())
     lines.append(f"- environment: Python {python or '?'}; {environment}")
     lines.append(f"- pins: `{pins_text(pins)}`")
-    tail = observation.extra.get("output_tail") or ""
+    tail = observation.output_tail
     if tail.strip() and outcome != "good":
         lines += ["", "<details><summary>output (last lines)</summary>", "", "```"]
         lines += [tail.strip()[-3000:].replace("```", "'''"), "```", "", "</details>"]
@@ -198,6 +195,16 @@ def _check(job: Job, folder: Path, out: Path, cases: Path) -> Result:
         outcome=outcome,  # type: ignore[arg-type]
         versions=versions,
     )
+
+
+# Each kind's run and answer: the hunts the bot offers (hunt_table.py's issue rows),
+# and a night's watch, which is a check.
+ANSWERS: dict[str, Callable[[Job, Path, Path, Path], Result]] = {
+    "sweep": _sweep,
+    "bisect": _bisect,
+    "check": _check,
+    "watch": _check,
+}
 
 
 def _environment(result: object, job: Job) -> str:

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import ClassVar
 
 from packaging.version import InvalidVersion, Version
 
@@ -53,6 +54,8 @@ class Regression:
 @dataclass(frozen=True)
 class BisectRequest:
     """The inputs of bisect.yml (and of ``nox -s bisect``) for one culprit hunt."""
+
+    HUNT: ClassVar[str] = "bisect"  # its row in hunt_table.py
 
     package: str
     good: str
@@ -98,6 +101,8 @@ class BisectRequest:
 class CulpritRequest:
     """The inputs of culprit.yml (and of ``nox -s culprit``): last night's and tonight's
     resolved versions of one combination as locks, and the case that regressed."""
+
+    HUNT: ClassVar[str] = "culprit"  # its row in hunt_table.py
 
     combination: str
     case: str
@@ -156,6 +161,10 @@ class Triage:
     @property
     def regressed(self) -> bool:
         return bool(self.regressions or self.flagged)
+
+    def requests(self) -> list[BisectRequest | CulpritRequest]:
+        """Every hunt asked for, each with its ``HUNT`` (the workflow it goes to)."""
+        return [*self.bisects, *self.culprits]
 
     def dump(self) -> dict:
         return {

@@ -37,6 +37,7 @@ from repromatrix.environment.simple_index import (
     version_of,
 )
 from repromatrix.errors import UserError
+from repromatrix.matrix.cell import CellSpec
 from repromatrix.names import canonicalize_name
 from repromatrix.redact import redact_text
 
@@ -50,12 +51,15 @@ def version_option(option: str, text: str) -> Version:
         raise UserError(f"{option} {text!r}: not a version (PEP 440)") from None
 
 
-def searched_index(wheelhouse: Path | None, given: IndexSettings | None) -> IndexSettings:
+def searched_index(
+    wheelhouse: Path | None, given: IndexSettings | None, cell: CellSpec
+) -> IndexSettings:
     """Where a bisect or a sweep lists and installs its candidates: ``--wheelhouse``
-    alone, else the cell's indexes, else the user's PIP_* / UV_* settings."""
+    alone, else the indexes given, else the cell's own over the user's PIP_* / UV_*
+    settings."""
     if wheelhouse is not None:
         return IndexSettings.wheelhouse(wheelhouse)
-    return given or IndexSettings.from_environment()
+    return given or IndexSettings.from_environment().for_cell(cell)
 
 
 @dataclass

@@ -33,7 +33,7 @@ import enum
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from repromatrix.outcomes import ProbeOutcome
 
@@ -55,21 +55,22 @@ class Find(str, enum.Enum):
         return ProbeOutcome.BAD if self is Find.FIRST_BAD else ProbeOutcome.GOOD
 
 
-@dataclass(frozen=True)
-class Observation:
-    """What testing one candidate gave."""
+class Said(Protocol):
+    """What the search reads of one test (probe.Observation is one): its outcome, and
+    why in one line."""
 
-    outcome: ProbeOutcome
-    detail: str = ""  # one line: "exit 1: <error>", "install-error: ...", a case's message
-    seconds: float = 0.0
-    extra: dict = field(default_factory=dict, compare=False)  # for reports
+    @property
+    def outcome(self) -> ProbeOutcome: ...
+
+    @property
+    def detail(self) -> str: ...
 
 
 @dataclass(frozen=True)
 class Step(Generic[V]):
     candidate: V
     role: str  # "good end" | "bad end" | "step"
-    observation: Observation
+    observation: Said  # what testing it gave (probe.Observation)
     round: int = 0  # k-section: the round it was tested in (1, 2, ...); 0 when sequential
 
 
@@ -92,7 +93,7 @@ class SearchResult(Generic[V]):
     rounds: int = 0  # how many rounds of tests (sequential: one test a round)
 
 
-Oracle = Callable[[V], Observation]
+Oracle = Callable[[V], Said]
 OnStep = Callable[[Step[V], int], None]  # (the step, how many more steps at most)
 
 
@@ -133,10 +134,10 @@ def search(
             "good end",
         )
     )
-    seen: dict[int, Observation] = {}
+    seen: dict[int, Said] = {}
     steps: list[Step[V]] = []
 
-    def test(i: int, role: str) -> Observation:
+    def test(i: int, role: str) -> Said:
         if on_start is not None:
             on_start(walk[i], role, len(steps) + 1)
         seen[i] = oracle(walk[i])
@@ -188,7 +189,7 @@ def search(
 def _concluded(
     result: SearchResult[V],
     walk: Sequence[V],
-    seen: dict[int, Observation],
+    seen: dict[int, Said],
     lo: int,
     hi: int,
     ends: tuple[tuple[int, str, ProbeOutcome], ...],
@@ -217,7 +218,7 @@ def _concluded(
 
 # --------------------------------------------------------------------------- k-section
 
-RoundOracle = Callable[[list[V]], list[Observation]]  # tests candidates at once, in order
+RoundOracle = Callable[[list[V]], list[Said]]  # tests candidates at once, in order
 
 
 def most_rounds(candidates: int, jobs: int) -> int:
@@ -259,7 +260,7 @@ def ksection(
     start_role, end_role = (
         ("good end", "bad end") if find is Find.FIRST_BAD else ("bad end", "good end")
     )
-    seen: dict[int, Observation] = {}
+    seen: dict[int, Said] = {}
     steps: list[Step[V]] = []
     last = len(walk) - 1
     roles = {0: start_role, last: end_role}
@@ -340,7 +341,7 @@ def _cuts(untested: list[int], lo: int, hi: int, jobs: int) -> list[int]:
     return sorted(picks)
 
 
-def _said(observation: Observation) -> str:
+def _said(observation: Said) -> str:
     """'was good (exit 0)' / 'could not be tested (install-error: ...)'."""
     if observation.outcome is ProbeOutcome.SKIP:
         what = "could not be tested"

@@ -1,7 +1,8 @@
 """A bisect over a package's commits (``--git``): the repository's first-parent
-commits between two refs (commits.py), each installed from the repository at that
-commit and probed as a release would be (probing.py); or, after a release bisect
-found two adjacent releases, the commits between their tags.
+commits between two refs (commits.py; ``plan_commits``), each installed from the
+repository at that commit and probed as a release would be (probing.py;
+``run_commits``); or, after a release bisect found two adjacent releases, the commits
+between their tags (``continue_into_commits``).
 
 A commit's stack travels to its commit date when ``--as-of`` is the bisected package
 (the default), as a release's does to its upload day.
@@ -10,36 +11,55 @@ A commit's stack travels to its commit date when ``--as-of`` is the bisected pac
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
 
 from repromatrix import __version__
-from repromatrix.environment import Environment, IndexSettings
+from repromatrix.environment import IndexSettings
 from repromatrix.environment.store import default_store_root
 from repromatrix.errors import UserError
-from repromatrix.hunts.bisect.commits import Commit, history, mirror, release_tag, requirement_url
+from repromatrix.hunts.bisect.commits import (
+    Commit,
+    History,
+    history,
+    mirror,
+    release_tag,
+    requirement_url,
+)
 from repromatrix.hunts.bisect.options import BisectOptions, Plan, commit_command
-from repromatrix.hunts.bisect.probing import Progress, search_with_probes
-from repromatrix.hunts.bisect.record import as_of_said, commits_record, conclude_commits
+from repromatrix.hunts.bisect.probing import Progress, Walk, search_with_probes
+from repromatrix.hunts.bisect.record import Book, as_of_said, commits_record, conclude_commits
 from repromatrix.hunts.bisect.report import BisectRecord, verdict_line
-from repromatrix.hunts.bisect.report import write as write_report
 from repromatrix.hunts.rerun import refusal_line
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
 from repromatrix.names import canonicalize_name
-from repromatrix.probe.check import searched_probe
+from repromatrix.probe.prober import Prober
+from repromatrix.probe.spec import Probe, Trial, searched_probe
 from repromatrix.results import ResultsDir, utc_now
 from repromatrix.search.bisection import Find, SearchResult, Status, walk_between
 
 
-def run_commits(
-    options: BisectOptions, show: Console, say: Callable[[str], None]
-) -> tuple[BisectRecord, int]:
+@dataclass
+class CommitPlan:
+    """A checked commit bisect (``--git`` with refs that are not both releases)."""
+
+    package: str
+    probe: Probe
+    found: History  # the repository's first-parent commits between the refs
+    walk: list[Commit]
+    index: IndexSettings
+    folder: Path
+    options: BisectOptions
+    command: str = ""
+
+
+def plan_commits(options: BisectOptions) -> CommitPlan:
     """A bisect whose --good and --bad are refs (a tag as v1.2.3, a sha, a branch):
-    its commits alone; returns the record written and the exit status."""
+    its input checked and its commits listed (the repository mirrored) before
+    anything is built."""
     package = canonicalize_name(options.package)
     probe = searched_probe(
         package, options.pins, options.probe, as_of=options.as_of, searched="bisected"
@@ -49,55 +69,49 @@ def run_commits(
     assert options.git is not None
     found = history(options.git, options.good, options.bad, _store(options))
     walk = walk_between(found.commits, found.good, found.bad, options.find)
-    index = options.index or IndexSettings.from_environment()
+    index = options.index or IndexSettings.from_environment().for_cell(options.cell)
     folder = options.out / _safe(f"{package}-{options.good}-{options.bad}")
-    clock = time.monotonic()
+    command = commit_command(options, probe)
+    return CommitPlan(package, probe, found, walk, index, folder, options, command)
+
+
+def run_commits(
+    checked: CommitPlan, prober: Prober, show: Console, say: Callable[[str], None]
+) -> tuple[BisectRecord, int]:
+    """Its commits alone; returns the record written and the exit status."""
+    options, probe, walk = checked.options, checked.probe, checked.walk
     record = BisectRecord(
-        package=package,
+        package=checked.package,
         good=options.good,
         bad=options.bad,
         find=options.find.value,
-        candidates=[c.sha for c in found.commits],
+        candidates=[c.sha for c in checked.found.commits],
         direction="up" if walk[0].index < walk[-1].index else "down",
         started=utc_now(),
         pins=[pin_text(p) for p in options.pins],
         probe=probe.record(),
-        index=index.describe(),
-        command=commit_command(options, probe),
+        index=checked.index.describe(),
+        command=checked.command,
         repromatrix=__version__,
         mode="commits",
         jobs=options.jobs,
         as_of={"as_of": as_of_said(options, "commit dates"), "dates": {}},
-        commits=commits_record(found),
+        commits=commits_record(checked.found),
     )
-    script_text = probe.script.read_text() if probe.script else None
-    environments: dict[str, Environment] = {}
-    with ResultsDir(folder).claimed("fresh"):
-
-        def save() -> None:
-            record.seconds = round(time.monotonic() - clock, 2)
-            write_report(folder, record, script_text=script_text)
-
-        progress = Progress(show, package, walk, probe, options.jobs)
+    book = Book(record, checked.folder, probe.script.read_text() if probe.script else None)
+    with ResultsDir(checked.folder).claimed("fresh"):
+        progress = Progress(show, checked.package, walk, probe, options.jobs)
+        trial = _commit_trial(options, probe, checked.index, checked.folder)
         result = search_with_probes(
-            options,
-            probe,
-            index,
-            folder,
-            record,
-            save,
-            walk,
-            lambda c: Pin(package, PinKind.DIRECT, requirement_url(options.git, c)),
-            _commit_as_of(options),
-            environments,
-            progress,
+            Walk(walk, trial, options.find, options.jobs), prober, book, progress
         )
         record.rounds = result.rounds
-        conclude_commits(record, result, environments)
+        conclude_commits(record, result)
         if "refused" in record.as_of:
-            record.as_of["refused"]["rerun"] = commit_command(replace(options, as_of=None), probe)
+            today = replace(options, cell=replace(options.cell, as_of=None))
+            record.as_of["refused"]["rerun"] = commit_command(today, probe)
         record.finished = utc_now()
-        save()
+        book.save()
     say(record.verdict or verdict_line(record))
     if "refused" in record.as_of:
         say(refusal_line(record.as_of["refused"], "commit"))
@@ -107,14 +121,14 @@ def run_commits(
 def continue_into_commits(
     options: BisectOptions,
     checked: Plan,
-    record: BisectRecord,
+    book: Book,
     result: SearchResult,
-    save: Callable[[], None],
-    environments: dict[str, Environment],
+    prober: Prober,
     show: Console,
 ) -> None:
     """Two adjacent releases found: search the commits between their tags."""
     assert options.git is not None and result.first is not None and result.last is not None
+    record = book.record
     repo = mirror(options.git, _store(options))
     older, newer = sorted((result.first, result.last))
     tags = {v: release_tag(repo, str(v)) for v in (older, newer)}
@@ -134,30 +148,31 @@ def continue_into_commits(
     record.mode = "releases+commits"
     record.commits = {**commits_record(found), "releases": releases}
     progress = Progress(show, record.package, walk, checked.probe, options.jobs)
+    trial = _commit_trial(options, checked.probe, checked.index, checked.folder)
     inner = search_with_probes(
-        options,
-        checked.probe,
-        checked.index,
-        checked.folder,
-        record,
-        save,
-        walk,
-        lambda c: Pin(record.package, PinKind.DIRECT, requirement_url(options.git, c)),
-        _commit_as_of(options),
-        environments,
-        progress,
+        Walk(walk, trial, options.find, options.jobs), prober, book, progress
     )
     record.rounds += inner.rounds
-    conclude_commits(record, inner, environments)
+    conclude_commits(record, inner)
 
 
-def _commit_as_of(options: BisectOptions) -> Callable[[Commit], str | None]:
-    """A commit's stack is the one of its commit date when as-of is the bisected
-    package (the default); a date or none apply as given."""
+def _commit_trial(
+    options: BisectOptions, probe: Probe, index: IndexSettings, folder: Path
+) -> Callable[[Commit], Trial]:
+    """A commit's trial: the package installed from the repository at that commit,
+    over the held cell; its stack the one of its commit date when as-of is the
+    bisected package (the default), a date or none as given."""
     package = canonicalize_name(options.package)
-    if options.as_of is not None and canonicalize_name(options.as_of) == package:
-        return lambda commit: commit.date or None
-    return lambda _commit: options.as_of
+    by_date = options.as_of is not None and canonicalize_name(options.as_of) == package
+
+    def trial(commit: Commit) -> Trial:
+        pin = Pin(package, PinKind.DIRECT, requirement_url(options.git or "", commit))
+        cell = options.cell.with_pins(pin)
+        if by_date:
+            cell = replace(cell, as_of=commit.date or None)
+        return Trial(probe, cell, index, folder / "steps", str(commit))
+
+    return trial
 
 
 def _store(options: BisectOptions) -> Path:

@@ -1,6 +1,7 @@
 """A bisect's input: the options a command line (or the issue bot, or culprit) gives,
 checked before anything is built (``plan``), and the same options written back as the
-command that reruns the bisect (``reproduce_command``, ``commit_command``).
+command that reruns the bisect (``reproduce_command``, ``commit_command``; the plan
+holds it).
 
 Everything wrong with the input is a UserError here (exit status 2), so that a bad
 ``--good`` costs no environment build.
@@ -16,11 +17,11 @@ from packaging.version import Version
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.hunts.rerun import as_of_args, rerun_command, shown_path
-from repromatrix.matrix import DEFAULT_PACKAGES
+from repromatrix.matrix.cell import CellSpec
 from repromatrix.matrix.pins import Pin, is_version, pin_text
 from repromatrix.names import canonicalize_name
 from repromatrix.probe.candidates import Listing, list_releases, searched_index, version_option
-from repromatrix.probe.check import CellSettings, Probe, searched_probe
+from repromatrix.probe.spec import Probe, searched_probe
 from repromatrix.search.bisection import Find, walk_between
 
 
@@ -30,23 +31,27 @@ class BisectOptions:
     good: str
     bad: str
     probe: Probe
-    pins: tuple[Pin, ...] = ()
+    # The other pins, Python, indexes, overrides, variables (--pin over --cell), and
+    # time travel: each candidate with the stack of a day (environment/as_of.py). The
+    # command line's as_of is the bisected package (the stack of each release's day);
+    # None is today's stack.
+    cell: CellSpec = field(default_factory=CellSpec)
     find: Find = Find.FIRST_BAD
     pre: bool = False
     wheelhouse: Path | None = None
     out: Path = Path("reports/bisect")
-    python: str | None = None
-    env_dir: Path | None = None
-    install_timeout: float = 1800.0
-    index: IndexSettings | None = None  # default: the user's configuration (or the wheelhouse)
-    # Time travel: each candidate with the stack of a day (environment/as_of.py). The
-    # command line's default is the bisected package (the stack of each release's
-    # day); None is today's stack.
-    as_of: str | None = None
-    stack: tuple[str, ...] = DEFAULT_PACKAGES
+    index: IndexSettings | None = None  # given: these; else the user's (the cell's over them)
     jobs: int = 1  # candidates tested at once (k-section)
     git: str | None = None  # the package's repository: bisect its commits too
-    cell: CellSettings = field(default_factory=CellSettings)  # --cell: overrides, env
+    env_dir: Path | None = None  # where the repository's mirror is kept (beside the cells)
+
+    @property
+    def pins(self) -> tuple[Pin, ...]:
+        return self.cell.pins
+
+    @property
+    def as_of(self) -> str | None:
+        return self.cell.as_of
 
 
 @dataclass
@@ -62,6 +67,8 @@ class Plan:
     index: IndexSettings
     probe: Probe
     folder: Path
+    options: BisectOptions  # as given
+    command: str = ""  # the command that reruns it
 
 
 def plan(options: BisectOptions) -> Plan:
@@ -77,7 +84,7 @@ def plan(options: BisectOptions) -> Plan:
     )
     if options.jobs < 1:
         raise UserError(f"--jobs {options.jobs}: must be at least 1")
-    index = searched_index(options.wheelhouse, options.index)
+    index = searched_index(options.wheelhouse, options.index, options.cell)
     listing = list_releases(package, index)
     missing = [v for v in (good, bad) if listing.find(v) is None]
     if missing:
@@ -88,7 +95,9 @@ def plan(options: BisectOptions) -> Plan:
     candidates = listing.between(good, bad, pre=options.pre)
     walk = walk_between(candidates, good, bad, options.find)
     folder = options.out / f"{package}-{good}-{bad}"
-    return Plan(package, good, bad, listing, candidates, walk, index, probe, folder)
+    checked = Plan(package, good, bad, listing, candidates, walk, index, probe, folder, options)
+    checked.command = reproduce_command(options, checked)
+    return checked
 
 
 def releases_given(options: BisectOptions) -> bool:

@@ -1,110 +1,68 @@
-"""The search with real probes: k-section (search.py) over a walk of releases or
-commits, one check per candidate (check.py), a round's candidates in threads of their
-own, each on its own GPUs, every step written to the record as it ends; and the
-progress a person watches on stderr meanwhile.
+"""The search with real probes: k-section (search/bisection.py) over a walk of releases
+or commits, one probe per candidate from the prober the bisect is handed (a round's at
+once: probe/rounds.py), every step written to the record as it ends; and the progress
+a person watches on stderr meanwhile.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from packaging.version import Version
 from rich.console import Console
 
 from repromatrix import procs
-from repromatrix.environment import Environment, IndexSettings
-from repromatrix.execution import host, scheduler
-from repromatrix.hunts.bisect.options import BisectOptions
-from repromatrix.hunts.bisect.record import add_step
-from repromatrix.hunts.bisect.report import BisectRecord
-from repromatrix.matrix.pins import Pin
-from repromatrix.probe.check import CheckOptions, Probe, check
+from repromatrix.hunts.bisect.record import Book, add_step
+from repromatrix.outcomes import ProbeOutcome
+from repromatrix.probe.prober import Prober
+from repromatrix.probe.rounds import Rounds
+from repromatrix.probe.spec import Probe, Trial
 from repromatrix.results import utc_now
-from repromatrix.search.bisection import (
-    Observation,
-    ProbeOutcome,
-    SearchResult,
-    Step,
-    ksection,
-    most_rounds,
-)
+from repromatrix.search.bisection import Find, SearchResult, Step, ksection, most_rounds
 
 
-def search_with_probes(
-    options: BisectOptions,
-    probe: Probe,
-    index: IndexSettings,
-    folder: Path,
-    record: BisectRecord,
-    save: Callable[[], None],
-    walk: list,
-    pin_for: Callable[[Any], Pin],
-    as_of_for: Callable[[Any], str | None],
-    environments: dict[str, Environment],
-    progress: Progress,
-) -> SearchResult:
-    """k-section over ``walk`` (jobs 1: the sequential search), one real check per
-    candidate, every step written to bisect.json as it ends."""
+@dataclass(frozen=True)
+class Walk:
+    """What one search with real probes walks: the candidates from the old-outcome end
+    to the new-outcome end, how each becomes a trial (its pin over the held cell, the
+    stack of its day), what is looked for, and how many are probed at once."""
 
-    def oracle(candidate: Any, devices: str | None = None) -> Observation:
-        name = str(candidate)
-        return check(
-            CheckOptions(
-                pins=(*options.pins, pin_for(candidate)),
-                probe=probe,
-                index=index,
-                python=options.python,
-                env_dir=options.env_dir,
-                install_timeout=options.install_timeout,
-                as_of=as_of_for(candidate),
-                stack=options.stack,
-                visible_devices=devices,
-                cell=options.cell,
-            ),
-            workdir=folder / "steps",
-            name=name,
-            on_environment=lambda env: environments.__setitem__(name, env),
-        )
+    candidates: list
+    trial: Callable[[Any], Trial]
+    find: Find
+    jobs: int = 1
 
-    def run_round(candidates: list) -> list[Observation]:
-        # One thread per candidate: each builds its own environment (uv and the
-        # probe are child processes; the store locks per identity).
-        if len(candidates) == 1:
-            return [oracle(candidates[0])]
-        devices = probe_devices(len(candidates), list(host.gpus()))
-        with ThreadPoolExecutor(max_workers=len(candidates)) as pool:
-            return list(pool.map(oracle, candidates, devices))
+
+def search_with_probes(walk: Walk, prober: Prober, book: Book, progress: Progress) -> SearchResult:
+    """k-section over the walk (jobs 1: the sequential search), one probe per
+    candidate (a round's in threads of their own, each on its own GPUs), every step
+    written to the book (bisect.json, bisect.md) as it ends."""
+    rounds = Rounds(prober)
 
     def on_step(step: Step, most_left: int) -> None:
-        add_step(record, step)
-        save()
+        add_step(book.record, step)
+        book.save()
         progress.done(step, most_left)
 
-    save()
+    book.save()
     try:
         return ksection(
-            walk, run_round, options.find, options.jobs, on_step=on_step, on_round=progress.round
+            walk.candidates,
+            lambda candidates: rounds([walk.trial(c) for c in candidates]),
+            walk.find,
+            walk.jobs,
+            on_step=on_step,
+            on_round=progress.round,
         )
     except BaseException:
         procs.cancel_all()  # probes in other threads (--jobs N) stop with the bisect
-        record.status, record.finished = "interrupted", utc_now()
-        save()
+        book.record.status, book.record.finished = "interrupted", utc_now()
+        book.save()
         raise
     finally:
         progress.stop()
-
-
-def probe_devices(count: int, listed: list[str]) -> list[str | None]:
-    """CUDA_VISIBLE_DEVICES for each of a round's ``count`` probes: on a multi-GPU host
-    each its own GPU group (the scheduler's split, as `run --jobs N` gives combinations);
-    with more probes than GPUs they take turns round the groups; no GPU: None each."""
-    groups = scheduler.gpu_groups(count, scheduler.gpu_ids(listed))
-    if not groups:
-        return [None] * count
-    return [groups[i % len(groups)] for i in range(count)]
 
 
 class Progress:

@@ -1,16 +1,19 @@
 """What a bisect writes into its record (report.BisectRecord) as the search goes: each
 step with the stack of its day (as-of dates, notes, refusals), the answer once the
-search ends, with the environment it was found in, and for a commit search the
-commits and the one that changed the outcome. report.py writes the record out.
+search ends, with the cell it was found in, and for a commit search the commits and
+the one that changed the outcome. ``Book`` writes the record out (report.py) as it
+changes.
 """
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from packaging.version import Version
 
-from repromatrix.environment import Environment
 from repromatrix.execution import host
 from repromatrix.hunts.bisect.commits import History
 from repromatrix.hunts.bisect.options import BisectOptions
@@ -21,9 +24,11 @@ from repromatrix.hunts.bisect.report import (
     project_urls,
     verdict_line,
 )
+from repromatrix.hunts.bisect.report import write as write_report
 from repromatrix.hunts.rerun import note_refusal
 from repromatrix.matrix import DEFAULT_PACKAGES
 from repromatrix.names import canonicalize_name
+from repromatrix.probe.observation import BuiltCell, Observation
 from repromatrix.search.bisection import Find, SearchResult, Step
 
 # Packages shown in bisect.md's environment line (all of them are in bisect.json):
@@ -31,27 +36,49 @@ from repromatrix.search.bisection import Find, SearchResult, Step
 SHOWN_PACKAGES = frozenset(canonicalize_name(p) for p in DEFAULT_PACKAGES)
 
 
+@dataclass
+class Book:
+    """A bisect's record and where it is written: bisect.json and bisect.md in
+    ``folder``, rewritten at every save (``script_text``: the script shown in
+    bisect.md)."""
+
+    record: BisectRecord
+    folder: Path
+    script_text: str | None = None
+    clock: float = field(default_factory=time.monotonic)
+
+    def save(self) -> None:
+        self.record.seconds = round(time.monotonic() - self.clock, 2)
+        write_report(self.folder, self.record, script_text=self.script_text)
+
+
 def add_step(record: BisectRecord, step: Step) -> None:
     """One finished step into the record, with what its as-of stack said."""
+    observation: Observation = step.observation  # type: ignore[assignment]
     record.steps.append(_step_record(step, record.package))
-    travelled = step.observation.extra.get("as_of")
-    if travelled is not None:
-        record.as_of["dates"][str(step.candidate)] = travelled.get("date")
-        record.as_of.setdefault("packages", travelled.get("packages", []))
-        if travelled.get("note"):
-            record.as_of.setdefault("notes", []).append(travelled["note"])
-        for key in ("today", "needed_by"):  # what newer exact pins kept at today's
-            known = record.as_of.setdefault(key, []) if travelled.get(key) else []
-            known += [name for name in travelled.get(key) or [] if name not in known]
-    cap = step.observation.extra.get("as_of_cap")
+    travel = observation.travel
+    if travel is not None:
+        record.as_of["dates"][str(step.candidate)] = travel.cutoff
+        record.as_of.setdefault("packages", list(travel.packages) if travel.cutoff else [])
+        if travel.note:
+            record.as_of.setdefault("notes", []).append(travel.note)
+        # What newer exact pins kept at today's, and those pins.
+        for key, names in (("today", travel.kept), ("needed_by", travel.kept_for)):
+            known = record.as_of.setdefault(key, []) if names else []
+            known += [name for name in names if name not in known]
+    cap = observation.date_cap
     if cap is not None:
-        note_refusal(record.as_of.setdefault("refused", {}), str(step.candidate), cap)
+        note_refusal(record.as_of.setdefault("refused", {}), str(step.candidate), cap.packages)
 
 
-def conclude(
-    record: BisectRecord, result: SearchResult[Version], environments: dict[str, Environment]
-) -> None:
-    """The answer of a release search into the record, with its environment."""
+def conclude(record: BisectRecord, result: SearchResult[Version]) -> None:
+    """The answer of a release search into the record, with the cell it was found in."""
+    _conclude(record, result, {str(step.candidate): step for step in result.steps})
+
+
+def _conclude(record: BisectRecord, result: SearchResult, steps: dict[str, Step]) -> None:
+    """``steps``: each candidate's step, by the name the record gives it (a version,
+    a commit's full sha)."""
     record.status = result.status.value
     record.reason = result.reason
     record.could_be_first = [str(v) for v in result.could_be_first]
@@ -61,47 +88,48 @@ def conclude(
         record.first_bad, record.last_good = first, last
     else:
         record.first_good, record.last_bad = first, last
-    # The environment of the answer (or of the last candidate that was built) says
-    # what was installed and where the project lives.
-    at = first or next((v for v in reversed(environments)), None)
-    env = environments.get(at) if at else None
+    # The cell of the answer (or of the last candidate that was built) says what was
+    # installed and where the project lives.
+    built = {name: s.observation.cell for name, s in steps.items() if s.observation.cell}
+    at = first if first in built else next(reversed(built), None)
+    cell: BuiltCell | None = built.get(at) if at else None
     record.environment = {"python": None, "host": host.describe()}
-    if env is not None:
-        record.repository = github_repository(project_urls(env, record.package))
+    if cell is not None:
+        if cell.interpreter is not None:
+            urls = project_urls(cell.interpreter, record.package)
+            record.repository = github_repository(urls)
         record.environment.update(
-            python=env.interpreter.version,
+            python=cell.python,
             at=at,
             resolved={
                 name: version
-                for name, version in env.resolved.items()
+                for name, version in cell.resolved.items()
                 if name in SHOWN_PACKAGES or name == record.package
             },
-            all_resolved=env.resolved,
+            all_resolved=dict(cell.resolved),
         )
     record.verdict = verdict_line(record)
 
 
 def _step_record(step: Step[Version], package: str) -> StepRecord:
-    observation = step.observation
-    extra = observation.extra
+    observation: Observation = step.observation  # type: ignore[assignment]
+    cell, travel = observation.cell, observation.travel
     return StepRecord(
         version=str(step.candidate),
         outcome=observation.outcome.value,
         seconds=round(observation.seconds, 2),
         role=step.role,
         detail=observation.detail,
-        environment=extra.get("environment"),
-        reused=extra.get("reused"),
-        build_seconds=extra.get("build_seconds"),
-        installed=(extra.get("resolved") or {}).get(package),
+        environment=cell.identity if cell else None,
+        reused=cell.reused if cell else None,
+        build_seconds=cell.build_seconds if cell else None,
+        installed=observation.resolved.get(package),
         round=step.round,
-        as_of=(extra.get("as_of") or {}).get("date"),
+        as_of=travel.cutoff if travel else None,
     )
 
 
-def conclude_commits(
-    record: BisectRecord, result: SearchResult, environments: dict[str, Environment]
-) -> None:
+def conclude_commits(record: BisectRecord, result: SearchResult) -> None:
     """The answer of a commit search: full shas in first_*/last_*, the commit's
     subject and PR in ``commits.first``."""
     shas = SearchResult(
@@ -115,11 +143,7 @@ def conclude_commits(
         reason=result.reason,
         rounds=result.rounds,
     )
-    by_short = {str(c): c for c in result.walk}
-    for short in list(environments):
-        if short in by_short:
-            environments[by_short[short].sha] = environments[short]
-    conclude(record, shas, environments)
+    _conclude(record, shas, {step.candidate.sha: step for step in result.steps})
     if result.first is not None:
         record.commits["first"] = result.first.describe()
         record.commits["last"] = result.last.describe() if result.last is not None else None

@@ -23,7 +23,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from repromatrix import procs
-from repromatrix.environment import Environment
 from repromatrix.hunts.rerun import refusal_line
 from repromatrix.redact import redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
@@ -185,10 +184,11 @@ print(json.dumps([u for u in urls if u]))
 """
 
 
-def project_urls(env: Environment, package: str) -> list[str]:
-    """The URLs a package's metadata names (from the environment it is installed in:
-    works with any index or wheelhouse, with no network)."""
-    done = procs.run([str(env.python), "-c", _PROJECT_URLS, package], timeout=60)
+def project_urls(python: Path, package: str) -> list[str]:
+    """The URLs a package's metadata names, asked of ``python``, the interpreter of
+    the cell it is installed in (works with any index or wheelhouse, with no
+    network)."""
+    done = procs.run([str(python), "-c", _PROJECT_URLS, package], timeout=60)
     if done.returncode != 0:
         return []
     try:

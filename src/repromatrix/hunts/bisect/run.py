@@ -1,13 +1,14 @@
 """A bisect over released versions of one package, from the command line's options
 to reports/bisect/<package>-<good>-<bad>/:
 
-check the input (options.py) -> list candidates (candidates.py) -> search with one
-real check per step (probing.py: search.py's k-section, check.py's probe) -> the
-answer into the record (record.py) -> bisect.json + bisect.md (report.py).
+plan: check the input, list candidates (options.py, probe/candidates.py) -> run:
+search with one probe per step from the prober it is handed (probing.py:
+search/bisection.py's k-section) -> the answer into the record (record.py) ->
+bisect.json + bisect.md (report.py), rewritten as it goes.
 
-With ``--git``, refs that are not both releases go to the commit bisect instead, and
-a release bisect that finds two adjacent releases goes on into the commits between
-them (commit_flow.py).
+With ``--git``, refs that are not both releases plan a commit bisect instead, and a
+release bisect that finds two adjacent releases goes on into the commits between
+them (commit_run.py).
 
 Progress goes to stderr (rich): which version, how many steps are left at most;
 the verdict line to stdout. Exit status: 0 found, 1 could not conclude, 2 bad input.
@@ -15,7 +16,6 @@ the verdict line to stdout. Exit status: 0 found, 1 could not conclude, 2 bad in
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -23,48 +23,72 @@ from packaging.version import Version
 from rich.console import Console
 
 from repromatrix import __version__, procs
-from repromatrix.environment import Environment
 from repromatrix.environment.as_of import before_first_release
-from repromatrix.hunts.bisect.commit_run import continue_into_commits, run_commits
+from repromatrix.hunts.bisect.commit_run import (
+    CommitPlan,
+    continue_into_commits,
+    plan_commits,
+    run_commits,
+)
 from repromatrix.hunts.bisect.options import (
     BisectOptions,
-    plan,
+    Plan,
     releases_given,
     reproduce_command,
 )
-from repromatrix.hunts.bisect.probing import Progress, search_with_probes
-from repromatrix.hunts.bisect.record import conclude
+from repromatrix.hunts.bisect.options import plan as plan_releases
+from repromatrix.hunts.bisect.probing import Progress, Walk, search_with_probes
+from repromatrix.hunts.bisect.record import Book, conclude
 from repromatrix.hunts.bisect.report import BisectRecord, verdict_line
-from repromatrix.hunts.bisect.report import write as write_report
 from repromatrix.hunts.rerun import refusal_line
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
+from repromatrix.probe.prober import CellProber, Prober
+from repromatrix.probe.spec import Trial
 from repromatrix.results import ResultsDir, utc_now
 from repromatrix.search.bisection import Status
 
-# A caller of run_bisect takes its options from here too (cli, issue, culprit).
-__all__ = ["BisectOptions", "run_bisect"]
+# A caller takes its options from here too (cli, issue, culprit).
+__all__ = ["BisectOptions", "plan", "run", "run_bisect"]
+
+
+def plan(options: BisectOptions) -> Plan | CommitPlan:
+    """Everything wrong with the input, found before anything is built. With
+    ``--git``, refs that are not both releases of the package are a commit bisect."""
+    if options.git is not None and not releases_given(options):
+        return plan_commits(options)
+    return plan_releases(options)
 
 
 def run_bisect(
     options: BisectOptions,
+    prober: Prober | None = None,
     *,
     console: Console | None = None,
     say: Callable[[str], None] = print,
 ) -> tuple[BisectRecord, int]:
-    """Run the bisect; returns the record written and the exit status.
-
-    With ``--git``: refs that are not both releases of the package are searched as
-    commits; a release bisect that finds its two adjacent releases goes on into the
-    commits between their tags."""
-    show = console or Console(stderr=True)
+    """Plan and run the bisect (``prober``: default, cells from the default store)."""
     procs.reset_cancelled()
-    if options.git is not None and not releases_given(options):
-        return run_commits(options, show, say)
-    checked = plan(options)
+    return run(plan(options), prober or CellProber(), console=console, say=say)
+
+
+def run(
+    checked: Plan | CommitPlan,
+    prober: Prober,
+    *,
+    console: Console | None = None,
+    say: Callable[[str], None] = print,
+) -> tuple[BisectRecord, int]:
+    """Run a planned bisect; returns the record written and the exit status.
+
+    A release bisect with ``--git`` that finds its two adjacent releases goes on into
+    the commits between their tags."""
+    show = console or Console(stderr=True)
+    if isinstance(checked, CommitPlan):
+        return run_commits(checked, prober, show, say)
+    options = checked.options
     warning = before_first_release(options.as_of, checked.package, checked.index)
     if warning:
         show.print(warning, highlight=False)
-    started, clock = utc_now(), time.monotonic()
     record = BisectRecord(
         package=checked.package,
         good=str(checked.good),
@@ -72,54 +96,39 @@ def run_bisect(
         find=options.find.value,
         candidates=[str(v) for v in checked.candidates],
         direction="up" if checked.walk[0] < checked.walk[-1] else "down",
-        started=started,
+        started=utc_now(),
         pins=[pin_text(p) for p in options.pins],
         probe=checked.probe.record(),
         index=checked.index.describe(),
         pre=options.pre,
-        command=reproduce_command(options, checked),
+        command=checked.command,
         repromatrix=__version__,
         mode="releases",
         jobs=options.jobs,
         as_of={"as_of": options.as_of or "none", "dates": {}},
     )
-    script_text = checked.probe.script.read_text() if checked.probe.script else None
-    environments: dict[str, Environment] = {}
+    script = checked.probe.script.read_text() if checked.probe.script else None
+    book = Book(record, checked.folder, script)
 
-    out = ResultsDir(checked.folder)
-    with out.claimed("fresh"):  # the previous bisect of this range is kept as .previous
+    def trial(version: Version) -> Trial:
+        pin = Pin(checked.package, PinKind.EXACT, str(version))
+        cell = options.cell.with_pins(pin)
+        return Trial(checked.probe, cell, checked.index, checked.folder / "steps", str(version))
 
-        def save() -> None:
-            record.seconds = round(time.monotonic() - clock, 2)
-            write_report(checked.folder, record, script_text=script_text)
-
-        def pin(version: Version) -> Pin:
-            return Pin(checked.package, PinKind.EXACT, str(version))
-
+    # The previous bisect of this range is kept as .previous.
+    with ResultsDir(checked.folder).claimed("fresh"):
         progress = Progress(show, checked.package, checked.walk, checked.probe, options.jobs)
-        result = search_with_probes(
-            options,
-            checked.probe,
-            checked.index,
-            checked.folder,
-            record,
-            save,
-            checked.walk,
-            pin,
-            lambda _v: options.as_of,
-            environments,
-            progress,
-        )
+        walk = Walk(checked.walk, trial, options.find, options.jobs)
+        result = search_with_probes(walk, prober, book, progress)
         record.rounds = result.rounds
-        conclude(record, result, environments)
+        conclude(record, result)
         if options.git is not None and result.status is Status.FOUND:
-            continue_into_commits(options, checked, record, result, save, environments, show)
+            continue_into_commits(options, checked, book, result, prober, show)
         if "refused" in record.as_of:
-            record.as_of["refused"]["rerun"] = reproduce_command(
-                replace(options, as_of=None), checked
-            )
+            today = replace(options, cell=replace(options.cell, as_of=None))
+            record.as_of["refused"]["rerun"] = reproduce_command(today, checked)
         record.finished = utc_now()
-        save()
+        book.save()
     say(record.verdict or verdict_line(record))
     if "refused" in record.as_of:
         say(refusal_line(record.as_of["refused"], "candidate"))

@@ -4,7 +4,7 @@
                   rewritten after each step
     culprit.md    ready to paste into an issue: the verdict line first, the culprit(s),
                   the steps, the changes (collapsed), the command
-    steps/        per step: step-NN.install.log, step-NN.run.log (check.py's files)
+    steps/        per step: step-NN.install.log, step-NN.run.log (the probe's files)
     releases/     the release bisect of a single culprit (bisect's own report)
 
 culprit.json (schema 1): status (running | found | inconclusive | ends-mismatch |

@@ -16,11 +16,11 @@ from packaging.version import Version
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.hunts.rerun import as_of_args, rerun_command
-from repromatrix.matrix import DEFAULT_PACKAGES
+from repromatrix.matrix.cell import CellSpec
 from repromatrix.matrix.pins import Pin, pin_text
 from repromatrix.names import canonicalize_name
 from repromatrix.probe.candidates import Listing, list_releases, searched_index, version_option
-from repromatrix.probe.check import CellSettings, Probe, searched_probe
+from repromatrix.probe.spec import Probe, searched_probe
 from repromatrix.redact import portable_path
 from repromatrix.search.ranges import Releases, select
 
@@ -31,25 +31,27 @@ class SweepOptions:
     start: str  # --from
     end: str  # --to
     probe: Probe
-    pins: tuple[Pin, ...] = ()
+    # The other pins, Python, indexes, overrides, variables (--pin over --cell), and
+    # time travel as check and bisect take it (environment/as_of.py): PACKAGE (each
+    # release with the stack of its upload day; the command line's default, as for
+    # bisect), a DATE, or None for today's stack; its stack is what travels beside
+    # the default stack (the matrix's packages).
+    cell: CellSpec = field(default_factory=CellSpec)
     releases: Releases = Releases.ALL
     jobs: int = 1
     pre: bool = False
     wheelhouse: Path | None = None
     out: Path = Path("reports/sweep")
-    python: str | None = None
-    env_dir: Path | None = None
-    install_timeout: float = 1800.0
-    index: IndexSettings | None = None  # default: the user's configuration (or the wheelhouse)
+    index: IndexSettings | None = None  # given: these; else the user's (the cell's over them)
     issue: int | None = None  # post sweep.md on this GitHub issue
-    # Time travel, as check and bisect take it (environment/as_of.py): PACKAGE (each
-    # release with the stack of its upload day; the command line's default, as for
-    # bisect), a DATE, or None for today's stack.
-    as_of: str | None = None
-    # What travels beside the default stack (as_of.time_travel adds it): the matrix's
-    # packages.
-    stack: tuple[str, ...] = DEFAULT_PACKAGES
-    cell: CellSettings = field(default_factory=CellSettings)  # --cell: overrides, env
+
+    @property
+    def pins(self) -> tuple[Pin, ...]:
+        return self.cell.pins
+
+    @property
+    def as_of(self) -> str | None:
+        return self.cell.as_of
 
 
 @dataclass
@@ -64,6 +66,8 @@ class Plan:
     index: IndexSettings
     probe: Probe
     folder: Path
+    options: SweepOptions  # as given
+    command: str = ""  # the command that reruns it
 
 
 def plan(options: SweepOptions) -> Plan:
@@ -75,7 +79,7 @@ def plan(options: SweepOptions) -> Plan:
     probe = searched_probe(
         package, options.pins, options.probe, as_of=options.as_of, searched="swept"
     )
-    index = searched_index(options.wheelhouse, options.index)
+    index = searched_index(options.wheelhouse, options.index, options.cell)
     listing = list_releases(package, index)
     low, high = sorted((start, end))
     candidates = select(listing.between(low, high, pre=options.pre), options.releases)
@@ -84,7 +88,9 @@ def plan(options: SweepOptions) -> Plan:
             f"{package}: no release from {low} to {high} in {'; '.join(listing.sources)}"
         )
     folder = options.out / f"{package}-{options.start}-{options.end}"
-    return Plan(package, low, high, listing, candidates, index, probe, folder)
+    checked = Plan(package, low, high, listing, candidates, index, probe, folder, options)
+    checked.command = reproduce_command(options, checked)
+    return checked
 
 
 def reproduce_command(options: SweepOptions, checked: Plan) -> str:

@@ -51,7 +51,7 @@ class ResultRecord(BaseModel):
     python: str | None = None  # the environment's interpreter
     resolved: dict[str, str] = {}  # every distribution of the environment -> version
     as_of: dict[str, Any] | None = None  # time travel: the date and what travelled
-    # The date cap refused what a pin needs: {as_of, date, packages} (check.py).
+    # The date cap refused what a pin needs: {as_of, date, packages} (probe.DateCap).
     as_of_cap: dict[str, Any] | None = None
 
 

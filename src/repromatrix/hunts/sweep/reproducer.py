@@ -1,7 +1,7 @@
 """The reproducer of a bad release: what the PEP 723 script a sweep leaves beside
 sweep.md requires to run that release again as the sweep ran it (its pins as they
 resolved, the CPU builds of PyTorch on a CPU run, the stack's as-of day), with a
-header that says so. sweep_report.reproducer writes the script itself.
+header that says so. report.reproducer writes the script itself.
 """
 
 from __future__ import annotations

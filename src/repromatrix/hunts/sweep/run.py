@@ -1,13 +1,13 @@
 """A sweep: one probe on every selected release of one package between two versions,
 to reports/sweep/<package>-<from>-<to>/.
 
-check the input (sweep_options.py) -> list the releases (candidates.py) -> select
-(sweep_ranges.py: all, the newest patch of each minor series, or its first and last
-patch) -> one real check per release (check.py: the same environment builder and
-runner as bisect; ``jobs`` at a time, each release in its own environment) ->
-collapse into ranges, name the transitions, flag a non-monotone range
-(sweep_ranges.py) -> sweep.json, sweep.md, a reproducer per bad release
-(sweep_reproducer.py, sweep_report.py) -> optionally the report posted on an issue (gh).
+plan: check the input (options.py), list the releases (probe/candidates.py), select
+(search/ranges.py: all, the newest patch of each minor series, or its first and last
+patch) -> run: one probe per release from the prober it is handed (``jobs`` at a
+time, each release in its own cell: probe/rounds.py) -> collapse into ranges, name
+the transitions, flag a non-monotone range (search/ranges.py) -> sweep.json,
+sweep.md, a reproducer per bad release (reproducer.py, report.py) -> optionally the
+report posted on an issue (gh).
 
 Where bisect assumes the outcome flips once and finds where, a sweep shows every
 flip: "4.50.3–4.57.6 bad · 5.0.0–5.2.0 good". More than one flip makes the range
@@ -21,10 +21,8 @@ so in sweep.json, sweep.md and its summary line, with how many releases it teste
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 
 from packaging.version import Version
@@ -45,7 +43,6 @@ from repromatrix.hunts.sweep.options import (
 from repromatrix.hunts.sweep.report import (
     ResultRecord,
     SweepRecord,
-    Transition,
     nothing_tested,
     reproducer_name,
     summary_line,
@@ -53,28 +50,45 @@ from repromatrix.hunts.sweep.report import (
 from repromatrix.hunts.sweep.report import write as write_report
 from repromatrix.hunts.sweep.reproducer import reproducer_for
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
-from repromatrix.probe.check import CheckOptions, check
+from repromatrix.outcomes import ProbeOutcome
+from repromatrix.probe.observation import Observation
+from repromatrix.probe.prober import CellProber, Prober
+from repromatrix.probe.rounds import pooled
+from repromatrix.probe.spec import Trial
 from repromatrix.results import ResultsDir, utc_now
-from repromatrix.search.bisection import Observation, ProbeOutcome
-from repromatrix.search.ranges import Releases, collapse, is_monotone, transitions
+from repromatrix.search.ranges import Releases, Transition, collapse, is_monotone, transitions
 
 # A caller of run_sweep takes its options from here too (cli, issue).
-__all__ = ["Releases", "SweepOptions", "run_sweep"]
+__all__ = ["Releases", "SweepOptions", "plan", "run", "run_sweep"]
 
 NOTHING_TESTED = 1  # exit status: every release was untestable, the sweep has no answer
 
 
 def run_sweep(
     options: SweepOptions,
+    prober: Prober | None = None,
     *,
     console: Console | None = None,
     say: Callable[[str], None] = print,
     github: GitHub | None = None,
 ) -> tuple[SweepRecord, int]:
-    """Run the sweep; returns the record written and the exit status."""
-    show = console or Console(stderr=True)
+    """Plan and run the sweep (``prober``: default, cells from the default store)."""
     procs.reset_cancelled()
     checked = plan(options)
+    return run(checked, prober or CellProber(), console=console, say=say, github=github)
+
+
+def run(
+    checked: Plan,
+    prober: Prober,
+    *,
+    console: Console | None = None,
+    say: Callable[[str], None] = print,
+    github: GitHub | None = None,
+) -> tuple[SweepRecord, int]:
+    """Run a planned sweep; returns the record written and the exit status."""
+    show = console or Console(stderr=True)
+    options = checked.options
     warning = before_first_release(options.as_of, checked.package, checked.index)
     if warning:
         show.print(warning, highlight=False)
@@ -91,33 +105,18 @@ def run_sweep(
         probe=checked.probe.record(),
         index=checked.index.describe(),
         as_of=options.as_of,
-        command=reproduce_command(options, checked),
+        command=checked.command,
         repromatrix=__version__,
     )
     script_text = checked.probe.script.read_text() if checked.probe.script else None
-    lock = threading.Lock()
 
     def save(reproducers: dict[str, str] | None = None) -> None:
         record.seconds = round(time.monotonic() - clock, 2)
         write_report(checked.folder, record, script_text=script_text, reproducers=reproducers)
 
-    def probe(version: Version) -> Observation:
-        pins = (*options.pins, Pin(checked.package, PinKind.EXACT, str(version)))
-        return check(
-            CheckOptions(
-                pins=pins,
-                probe=checked.probe,
-                index=checked.index,
-                python=options.python,
-                env_dir=options.env_dir,
-                install_timeout=options.install_timeout,
-                as_of=options.as_of,
-                stack=options.stack,
-                cell=options.cell,
-            ),
-            workdir=checked.folder / "steps",
-            name=str(version),
-        )
+    def trial(version: Version) -> Trial:
+        cell = options.cell.with_pins(Pin(checked.package, PinKind.EXACT, str(version)))
+        return Trial(checked.probe, cell, checked.index, checked.folder / "steps", str(version))
 
     total = len(checked.candidates)
     show.print(
@@ -129,30 +128,23 @@ def run_sweep(
     out = ResultsDir(checked.folder)
     with out.claimed("fresh"):  # the previous sweep of this range is kept as .previous
         save()
-        pool = ThreadPoolExecutor(max_workers=options.jobs, thread_name_prefix="sweep")
+        trials = [trial(v) for v in checked.candidates]
+        finished = pooled(prober, trials, options.jobs, "sweep")
         try:
-            futures = {pool.submit(probe, v): v for v in checked.candidates}
-            for future in as_completed(futures):
-                version = futures[future]
-                result = _result(version, future.result(), checked.package)
-                with lock:
-                    record.results.append(result)
-                    record.results.sort(key=lambda r: Version(r.version))
-                    _conclude(record)
-                    save()
+            for done, observation in finished:
+                result = _result(done.name, observation, checked.package)
+                record.results.append(result)
+                record.results.sort(key=lambda r: Version(r.version))
+                _conclude(record)
+                save()
                 _progress(show, result, len(record.results), total)
         except BaseException:
-            # Ctrl-C or SIGTERM reach this thread only: stop the probes running in the
-            # others (their children are in sessions of their own), or the exit waits
-            # for them; those threads then raise procs.Cancelled and record nothing.
-            procs.cancel_all()
-            pool.shutdown(wait=False, cancel_futures=True)
+            finished.close()  # the probes still running stop, those not started never do
             record.status, record.finished = "interrupted", utc_now()
             _conclude(record)
             save()
             say(record.summary)
             raise
-        pool.shutdown()
         record.python = _python(record)
         bad = [r for r in record.results if r.outcome == ProbeOutcome.BAD.value]
         on_cpu = bool(bad) and not host.gpus()
@@ -174,9 +166,10 @@ def run_sweep(
         refused: dict = {}
         for result in record.results:
             if result.as_of_cap:
-                note_refusal(refused, result.version, result.as_of_cap)
+                note_refusal(refused, result.version, result.as_of_cap.get("packages") or [])
         if refused:
-            refused["rerun"] = reproduce_command(replace(options, as_of=None), checked)
+            today = replace(options, cell=replace(options.cell, as_of=None))
+            refused["rerun"] = reproduce_command(today, checked)
             record.as_of_refused = refused
         save(reproducers)
     say(record.summary)
@@ -217,20 +210,20 @@ def _narrow(transition: Transition, checked: Plan, options: SweepOptions) -> Non
     transition.bisect = rerun_command("bisect", args)
 
 
-def _result(version: Version, observation: Observation, package: str) -> ResultRecord:
-    extra = observation.extra
-    resolved = dict(extra.get("resolved") or {})
+def _result(version: str, observation: Observation, package: str) -> ResultRecord:
+    cell, travel, cap = observation.cell, observation.travel, observation.date_cap
+    resolved = dict(observation.resolved)
     return ResultRecord(
-        version=str(version),
+        version=version,
         outcome=observation.outcome.value,
         seconds=round(observation.seconds, 2),
         message="" if observation.outcome is ProbeOutcome.GOOD else observation.detail,
         installed=resolved.get(package),
-        environment=extra.get("environment"),
+        environment=cell.identity if cell else None,
         resolved=resolved,
-        python=extra.get("python"),
-        as_of=extra.get("as_of"),
-        as_of_cap=extra.get("as_of_cap"),
+        python=cell.python if cell else None,
+        as_of=travel.describe() if travel else None,
+        as_of_cap=cap.describe() if cap else None,
     )
 
 
