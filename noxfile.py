@@ -99,7 +99,7 @@ def _hunt_session(row: HuntRow) -> None:
         harness(session, row.name, *session.posargs)
 
     # Options: repromatrix NAME --help; the row says what its exit statuses mean.
-    hunt.__doc__ = f"{row.session_doc}\n\n    {row.exits}"
+    hunt.__doc__ = f"{row.words.usage}\n\n    {row.words.exits}"
     nox.session(hunt, name=row.name, python=False)
 
 

@@ -251,8 +251,8 @@ def test_a_cpu_sweeps_reproducer_pins_torch_to_the_cpu_index_and_caps_the_projec
         cell=CellSpec(pins=(parse_pin_option("accelerate>=1.0"),)),
     )
     checked = sweep_options.Plan(
-        "peft", V("0.13.0"), V("0.17.1"), None, [], IndexSettings(), Probe(script=probe), tmp_path,
-        options,
+        package="peft", low=V("0.13.0"), high=V("0.17.1"), listing=None, candidates=[],
+        index=IndexSettings(), probe=Probe(script=probe), folder=tmp_path, options=options,
     )  # fmt: skip
     result = ResultRecord(
         version="0.13.0",

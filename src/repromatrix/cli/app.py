@@ -263,7 +263,9 @@ def _main(argv: Sequence[str] | None = None, prober: Prober | None = None) -> in
                 issue=args.issue,
             )
         if args.command in HUNT_NAMES:
-            return _command_groups(args.command)[0].run(args, prober)
+            from repromatrix.cli import hunting
+
+            return hunting.run(args, prober)
         for group in _command_groups(args.command):
             if (code := group.run_command(args)) is not None:
                 return code

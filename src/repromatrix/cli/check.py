@@ -14,22 +14,14 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from repromatrix.cli.hunting import (
-    cell_index,
-    cell_spec,
-    probe,
-    probe_options,
-    prober,
-    project_packages,
-)
+from repromatrix.cli import hunting  # the options, cell and probe every hunt has
 from repromatrix.errors import UserError
 
 if TYPE_CHECKING:
     from repromatrix.hunts.check.run import CheckOptions
     from repromatrix.probe.prober import Prober
 
-# What add_commands adds (cli/app.py builds only the group a command line names).
-COMMANDS = ("check",)
+COMMANDS = ("check",)  # what add_commands adds (cli/app.py builds only its group)
 
 
 class CheckInputError(UserError):
@@ -40,20 +32,14 @@ class CheckInputError(UserError):
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    check = commands.add_parser(
-        "check",
-        help="one environment, one verdict: exit 0 good, 1 bad, 125 untestable (git bisect run)",
-        description="Build (or reuse) the environment of the pins and run a case or script in "
-        "it. Exit 0 good, 1 bad, 125 untestable (install failure, exit 125, skipped case); "
-        "128 for bad input, which stops git bisect run.",
-    )
+    check = hunting.subcommand(commands, "check")
     check.add_argument(
         "--as-of",
         metavar="PACKAGE|DATE",
         help="the stack's other packages as of a date, or of the upload of a package's "
         "pinned release (--pin transformers==4.46.3 --as-of transformers)",
     )
-    probe_options(check)
+    hunting.probe_options(check)
     # argparse's own errors too: git bisect run reads 2 as "bad".
     check.bad_input_exit = CheckInputError.exit_code  # type: ignore[attr-defined]
 
@@ -64,14 +50,14 @@ def options(args: argparse.Namespace) -> CheckOptions:
         raise UserError("check: give the environment with --pin PKG==VER (repeatable) or --cell")
     from repromatrix.hunts.check.run import CheckOptions
 
-    cell = cell_spec(args)
+    cell = hunting.cell_spec(args)
     if args.as_of is not None:  # the time-travel module loads only when asked for
         from repromatrix.environment.as_of import parse_as_of
 
         # The project's packages (matrix.yaml: the YAML reader and the models) are read
         # only when the stack travels.
-        cell = cell.with_time_travel(parse_as_of(args.as_of), project_packages())
-    return CheckOptions(probe=probe(args), cell=cell, index=cell_index(args, cell))
+        cell = cell.with_time_travel(parse_as_of(args.as_of), hunting.project_packages())
+    return CheckOptions(probe=hunting.probe(args), cell=cell, index=hunting.cell_index(args, cell))
 
 
 def run(args: argparse.Namespace, with_prober: Prober | None = None) -> int:
@@ -85,7 +71,8 @@ def run(args: argparse.Namespace, with_prober: Prober | None = None) -> int:
 
     try:
         checked = plan(options(args), say)
-        _observation, code = run_check(checked, with_prober or prober(args, log=say), say=say)
+        prober = with_prober or hunting.prober(args, log=say)
+        _observation, code = run_check(checked, prober, say=say)
     except UserError as err:
         raise CheckInputError(str(err)) from None
     return code

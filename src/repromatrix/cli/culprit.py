@@ -13,29 +13,17 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-# --case/--script/--pin/--cell ... as every hunt has them
-from repromatrix.cli.hunting import cell_index, cell_spec, hunted, probe, probe_options, prober
+from repromatrix.cli import hunting  # the options, cell and probe every hunt has
 from repromatrix.errors import UserError
 
 if TYPE_CHECKING:
     from repromatrix.hunts.culprit.options import CulpritOptions
-    from repromatrix.probe.prober import Prober
 
-# What add_commands adds (cli/app.py builds only the group a command line names).
-COMMANDS = ("culprit",)
+COMMANDS = ("culprit",)  # what add_commands adds (cli/app.py builds only its group)
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    culprit = commands.add_parser(
-        "culprit",
-        help="which of the packages that moved between a good and a bad lock broke it",
-        description="Delta debugging over the packages that differ between two locks "
-        "(requirements files of exact pins, as uv pip compile writes them): mixes of the good "
-        "lock with some changes applied are built and probed until the smallest set that "
-        "turns good into bad is left; a single culprit's releases are then bisected. Writes "
-        "reports/culprit/<name>/culprit.json and culprit.md. Exit status: 0 found, 1 could "
-        "not conclude, 2 bad input.",
-    )
+    culprit = hunting.subcommand(commands, "culprit")
     culprit.add_argument("--good-lock", type=Path, metavar="FILE", help="the lock that passes")
     culprit.add_argument("--bad-lock", type=Path, metavar="FILE", help="the lock that fails")
     culprit.add_argument(
@@ -47,23 +35,15 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     culprit.add_argument(
         "--combination", metavar="ID", help="whose resolved versions form the two locks"
     )
-    culprit.add_argument(
-        "--jobs", type=int, default=1, metavar="N", help="test N mixes at a time (default: 1)"
-    )
+    hunting.jobs_option(culprit, "test N mixes at a time")
     culprit.add_argument(
         "--no-release-bisect",
         action="store_true",
         help="stop at the culprit package; do not bisect its releases",
     )
     culprit.add_argument("--name", help="the report folder's name (default: from the locks)")
-    culprit.add_argument(
-        "--out",
-        type=Path,
-        default=Path("reports/culprit"),
-        help="where the report folder goes (default: %(default)s "
-        "beside the matrix.yaml found upward, else here)",
-    )
-    probe_options(culprit)
+    hunting.out_option(culprit, "reports/culprit")
+    hunting.probe_options(culprit)
 
 
 def options(args: argparse.Namespace) -> CulpritOptions:
@@ -105,7 +85,7 @@ def options(args: argparse.Namespace) -> CulpritOptions:
             "--combination ID"
         )
     checked_name(args.name)  # bad input before anything else: it must stay inside --out
-    cell = cell_spec(args, held_only=True)
+    cell = hunting.cell_spec(args, held_only=True)
     probe_args = ["--case", args.case] if args.case else ["--script", shown_path(args.script)]
     shown = [*origin, *probe_args]
     for pin in args.pin:
@@ -115,22 +95,12 @@ def options(args: argparse.Namespace) -> CulpritOptions:
     return CulpritOptions(
         good=good,
         bad=bad,
-        probe=probe(args),
+        probe=hunting.probe(args),
         cell=cell,
         name=args.name,
         jobs=args.jobs,
         releases=not args.no_release_bisect,
         out=args.out,
-        index=cell_index(args, cell),
+        index=hunting.cell_index(args, cell),
         command=reproduce_command(shown),
-    )
-
-
-def run(args: argparse.Namespace, with_prober: Prober | None = None) -> int:
-    """Run ``culprit``; ``with_prober`` makes its probes (default: cells in --env-dir)."""
-    from repromatrix.hunt_table import hunt
-    from repromatrix.hunts.culprit.run import run_culprit
-
-    return hunted(
-        hunt("culprit"), lambda: run_culprit(options(args), with_prober or prober(args))[1]
     )

@@ -13,13 +13,12 @@ import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from repromatrix.errors import UserError
 
 if TYPE_CHECKING:
     from repromatrix.environment.indexes import IndexSettings
-    from repromatrix.hunt_table import HuntRow
     from repromatrix.matrix import Combination
     from repromatrix.matrix.cell import CellSpec
     from repromatrix.probe.prober import Prober
@@ -107,6 +106,61 @@ def probe_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def subcommand(commands: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:
+    """A hunt's command, with its help and description from its row (hunt_table.py)."""
+    from repromatrix.hunt_table import hunt
+
+    words = hunt(name).words
+    return commands.add_parser(name, help=words.help, description=f"{words.about} {words.exits}")
+
+
+def out_option(parser: argparse.ArgumentParser, default: str) -> None:
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(default),
+        help="where the report folder goes (default: %(default)s "
+        "beside the matrix.yaml found upward, else here)",
+    )
+
+
+def jobs_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help=f"{what} (default: %(default)s)"
+    )
+
+
+def as_of_option(parser: argparse.ArgumentParser, searched: str, also: str = "") -> None:
+    """``--as-of`` of a search over releases (bisect, sweep): ``searched`` says what
+    the default, the searched package, gives each candidate."""
+    parser.add_argument(
+        "--as-of",
+        metavar="PACKAGE|DATE|none",
+        help="the rest of the stack as of a date, or of the upload of a package's pinned "
+        f"release (default: {searched} with the stack of its day, what an exact pin newer "
+        f"than that day needs as today{also}); none: today's stack",
+    )
+
+
+def searched(args: argparse.Namespace) -> dict[str, Any]:
+    """What a search over one package's releases takes from its command line
+    (hunts.searched.Searched): the package, the probe, the cell (its stack as of each
+    candidate's day by default), where candidates come from, how many at once."""
+    from repromatrix.environment.as_of import parse_as_of
+    from repromatrix.names import canonicalize_name
+
+    cell = cell_spec(args, searched=canonicalize_name(args.package))
+    as_of = parse_as_of(args.package if args.as_of is None else args.as_of)
+    return {
+        "package": args.package,
+        "probe": probe(args),
+        "cell": cell.with_time_travel(as_of, project_packages()),
+        "pre": args.pre,
+        "wheelhouse": args.wheelhouse,
+        "jobs": args.jobs,
+    }
+
+
 def cell_spec(
     args: argparse.Namespace, *, searched: str | None = None, held_only: bool = False
 ) -> CellSpec:
@@ -170,14 +224,30 @@ def prober(args: argparse.Namespace, log: Callable[[str], None] | None = None) -
     return CellProber(env_dir=args.env_dir, install_timeout=args.install_timeout, log=log)
 
 
-def hunted(row: HuntRow, run: Callable[[], int]) -> int:
-    """``run()``'s exit status; stopped (Ctrl-C, SIGTERM), one line saying where what
-    was done is (the row's ``kept``) and the interrupt's exit status."""
+def run(args: argparse.Namespace, with_prober: Prober | None = None) -> int:
+    """Run the hunt a command line names, as every hunt runs (hunts.Hunt): its cli
+    module's ``options(args)``, planned, run with ``with_prober`` (default: cells in
+    --env-dir); its exit status. A cli module with a ``run`` of its own runs that
+    (check: git bisect run's exit codes)."""
+    import importlib
+
     from repromatrix import procs
+    from repromatrix.hunt_table import hunt
+
+    row = hunt(args.command)
+    command = importlib.import_module(row.cli)
+    if hasattr(command, "run"):
+        return command.run(args, with_prober)
+    hunting = importlib.import_module(row.module)
+
+    def planned_and_run() -> int:
+        procs.reset_cancelled()
+        checked = hunting.plan(command.options(args))
+        return hunting.run(checked, with_prober or prober(args))[1]
 
     try:
-        return run()
+        return planned_and_run()
     except KeyboardInterrupt as stopped:
         why, code = procs.interrupt_words(stopped)
-        print(f"repromatrix: {why}; {row.kept}", file=sys.stderr)
+        print(f"repromatrix: {why}; {row.words.kept}", file=sys.stderr)
         return code

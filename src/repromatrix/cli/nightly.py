@@ -36,6 +36,15 @@ DISPATCHED = [row.name for row in HUNTS if row.workflow]
 COMMANDS = ("ci-matrix", "merge", "triage", "hunt-inputs", "baseline")
 
 
+def _github_output(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument(
+        "--github-output",
+        type=Path,
+        default=Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None,
+        help=help,
+    )
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:
     matrix = commands.add_parser("ci-matrix", help="a tier as GitHub Actions job matrices")
     matrix.add_argument("--matrix", type=Path)  # default: found upward (app.main)
@@ -115,12 +124,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--baseline-note",
         help="why there is no baseline (repromatrix baseline says it), shown on the issue",
     )
-    triaging.add_argument(
-        "--github-output",
-        type=Path,
-        default=Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None,
-        help="step outputs file (default: $GITHUB_OUTPUT)",
-    )
+    _github_output(triaging, "step outputs file (default: $GITHUB_OUTPUT)")
 
     hunting = commands.add_parser(
         "hunt-inputs",
@@ -130,12 +134,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     hunting.add_argument(
         "--cases", type=Path, default=Path("cases"), help="the cases folder (default: cases)"
     )
-    hunting.add_argument(
-        "--github-output",
-        type=Path,
-        default=Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None,
-        help="step outputs file (default: $GITHUB_OUTPUT): runner=<labels as JSON>",
-    )
+    _github_output(hunting, "step outputs file (default: $GITHUB_OUTPUT): runner=<labels as JSON>")
 
     fetching = commands.add_parser(
         "baseline", help="download last night's nightly-results (the baseline) with gh"

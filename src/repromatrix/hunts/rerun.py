@@ -1,16 +1,38 @@
-"""What bisect.md and sweep.md tell a reader to run: the command that reruns the
-search (the nox session where the reader's folder's noxfile has it, else repromatrix
-itself), its ``--as-of`` as given, and the way out when the date cap of ``--as-of``
-kept candidates from installing."""
+"""What a hunt's report tells a reader to run: the command that reruns the search
+(the nox session where the reader's folder's noxfile has it, else repromatrix
+itself), its ``--as-of`` as given, the way out when the date cap of ``--as-of`` kept
+candidates from installing; and what every record says reproduces it
+(``reproducible``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from repromatrix import __version__
+from repromatrix.environment import IndexSettings
+from repromatrix.matrix.pins import Pin, pin_text
 from repromatrix.matrix.sessions import command_line
 from repromatrix.names import canonicalize_name
+from repromatrix.probe.spec import Probe
+from repromatrix.results import utc_now
+
+
+def reproducible(
+    pins: Sequence[Pin], probe: Probe, index: IndexSettings, command: str
+) -> dict[str, Any]:
+    """What every hunt's record (bisect.json, sweep.json, culprit.json) says
+    reproduces it, and when it started: its pins, probe, indexes (credentials masked,
+    local paths reduced), the command that reruns it, and repromatrix's version."""
+    return {
+        "started": utc_now(),
+        "pins": [pin_text(pin) for pin in pins],
+        "probe": probe.record(),
+        "index": index.describe(),
+        "command": command,
+        "repromatrix": __version__,
+    }
 
 
 def rerun_command(command: str, args: list[str]) -> str:

@@ -26,7 +26,7 @@ did) and variables named like secrets are left out, named in ``dropped``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,19 +63,9 @@ class CellSpec:
 
     @classmethod
     def of(cls, combo: Combination) -> CellSpec:
-        """A combination's cell, as the matrix run builds it."""
-        return cls(
-            pins=combo.pins,
-            python=combo.python,
-            index_url=combo.index_url,
-            extra_index_urls=combo.extra_index_urls,
-            find_links=combo.find_links,
-            exclude_newer=combo.exclude_newer,
-            overrides=combo.overrides,
-            env=combo.env,
-            as_of=combo.as_of,
-            stack=combo.stack,
-        )
+        """A combination's cell, as the matrix run builds it: the fields a CellSpec
+        and a Combination share, by name."""
+        return cls(**{f.name: getattr(combo, f.name) for f in fields(cls)})
 
     @classmethod
     def from_command(
@@ -103,14 +93,14 @@ class CellSpec:
             and pin.package != searched
             and (not held_only or pin.kind in LOCKLESS)
         )
-        return cls(
+        # The combination's indexes, overrides and variables; not its time travel.
+        return replace(
+            cls.of(cell),
             pins=(*under, *pins),
             python=python or cell.python,
-            index_url=cell.index_url,
-            extra_index_urls=cell.extra_index_urls,
-            find_links=cell.find_links,
-            overrides=cell.overrides,
-            env=cell.env,
+            exclude_newer=None,
+            as_of=None,
+            stack=(),
         )
 
     def with_pins(self, *pins: Pin) -> CellSpec:
@@ -142,10 +132,9 @@ def cell_settings(combo: Combination) -> dict[str, Any]:
         out["python"] = combo.python
     if combo.index_url:
         out["index_url"] = _no_credentials(combo.index_url)
-    if combo.extra_index_urls:
-        out["extra_index_urls"] = [_no_credentials(u) for u in combo.extra_index_urls]
-    if combo.find_links:
-        out["find_links"] = [_no_credentials(u) for u in combo.find_links]
+    for key in ("extra_index_urls", "find_links"):  # lists of URLs or folders
+        if getattr(combo, key):
+            out[key] = [_no_credentials(u) for u in getattr(combo, key)]
     if combo.exclude_newer:
         out["exclude_newer"] = combo.exclude_newer
     if combo.as_of:

@@ -82,7 +82,7 @@ class BisectRequest:
         return f"{self.package} {self.good}..{self.bad} ({self.find})"
 
     def workflow_inputs(self, issue: int | None = None) -> dict[str, str]:
-        inputs = {
+        return _dispatched({
             "package": self.package,
             "good": self.good,
             "bad": self.bad,
@@ -90,11 +90,7 @@ class BisectRequest:
             "case": self.case,
             "pins": " ".join(self.pins),
             "cell": self.cell,
-            "hunt": self.hunt,
-        }
-        if issue is not None:
-            inputs["issue"] = str(issue)
-        return inputs
+        }, self.hunt, issue)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -122,18 +118,14 @@ class CulpritRequest:
         return f"{self.combination}: {len(self.changed)} packages moved"
 
     def workflow_inputs(self, issue: int | None = None) -> dict[str, str]:
-        inputs = {
+        return _dispatched({
             "good": " ".join(self.good),
             "bad": " ".join(self.bad),
             "case": self.case,
             "pins": " ".join(self.pins),
             "name": self.combination,
             "cell": self.cell,
-            "hunt": self.hunt,
-        }
-        if issue is not None:
-            inputs["issue"] = str(issue)
-        return inputs
+        }, self.hunt, issue)  # fmt: skip
 
     def command(self, good_results: str, bad_results: str) -> str:
         """The local command that hunts the same culprit from the two results folders."""
@@ -148,6 +140,15 @@ class CulpritRequest:
         # nox runs a session from its noxfile's folder; the results folders triage
         # names are relative to where it runs.
         return command_line("culprit", args, folder=Path.cwd())
+
+
+def _dispatched(inputs: dict[str, str], hunt: str, issue: int | None) -> dict[str, str]:
+    """A hunt's workflow inputs, with its name on the tracking issue and the issue's
+    number (its answer goes there)."""
+    inputs["hunt"] = hunt
+    if issue is not None:
+        inputs["issue"] = str(issue)
+    return inputs
 
 
 @dataclass

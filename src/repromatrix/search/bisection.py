@@ -157,11 +157,7 @@ def search(
 
     result = SearchResult(find=find, walk=list(walk), status=Status.FOUND, steps=steps)
     ends = ((0, start_role, old), (last, end_role, new))
-    if any(seen[i].outcome not in (claimed, ProbeOutcome.SKIP) for i, _, claimed in ends):
-        result.status = Status.ENDS_MISMATCH
-        result.reason = "the ends do not behave as claimed: " + "; ".join(
-            f"{role} {walk[i]} {_said(seen[i])}" for i, role, _ in ends
-        )
+    if _ends_mismatch(result, seen, ends):
         return result
 
     # lo: the last candidate with the old outcome, hi: the first with the new one;
@@ -184,6 +180,22 @@ def search(
 
     result.rounds = len(steps)
     return _concluded(result, walk, seen, lo, hi, ends)
+
+
+def _ends_mismatch(
+    result: SearchResult[V],
+    seen: dict[int, Said],
+    ends: tuple[tuple[int, str, ProbeOutcome], ...],
+) -> bool:
+    """Whether an end showed the other end's outcome (an untestable end is taken as
+    claimed); if so the result says what each end did."""
+    if all(seen[i].outcome in (claimed, ProbeOutcome.SKIP) for i, _, claimed in ends):
+        return False
+    result.status = Status.ENDS_MISMATCH
+    result.reason = "the ends do not behave as claimed: " + "; ".join(
+        f"{role} {result.walk[i]} {_said(seen[i])}" for i, role, _ in ends
+    )
+    return True
 
 
 def _concluded(
@@ -296,11 +308,7 @@ def ksection(
 
     result = SearchResult(find=find, walk=list(walk), status=Status.FOUND, steps=steps)
     ends = ((0, start_role, old), (last, end_role, new))
-    if any(seen[i].outcome not in (claimed, ProbeOutcome.SKIP) for i, _, claimed in ends):
-        result.status = Status.ENDS_MISMATCH
-        result.reason = "the ends do not behave as claimed: " + "; ".join(
-            f"{role} {walk[i]} {_said(seen[i])}" for i, role, _ in ends
-        )
+    if _ends_mismatch(result, seen, ends):
         result.rounds = rounds
         return result
 

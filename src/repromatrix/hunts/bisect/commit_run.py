@@ -17,7 +17,6 @@ from pathlib import Path
 
 from rich.console import Console
 
-from repromatrix import __version__
 from repromatrix.environment import IndexSettings
 from repromatrix.environment.store import default_store_root
 from repromatrix.errors import UserError
@@ -31,15 +30,22 @@ from repromatrix.hunts.bisect.commits import (
 )
 from repromatrix.hunts.bisect.options import BisectOptions, Plan, commit_command
 from repromatrix.hunts.bisect.probing import Progress, Walk, search_with_probes
-from repromatrix.hunts.bisect.record import Book, as_of_said, commits_record, conclude_commits
-from repromatrix.hunts.bisect.report import BisectRecord, verdict_line
-from repromatrix.hunts.rerun import refusal_line
-from repromatrix.matrix.pins import Pin, PinKind, pin_text
+from repromatrix.hunts.bisect.record import (
+    Book,
+    as_of_said,
+    commits_record,
+    conclude_commits,
+    finish,
+    told,
+)
+from repromatrix.hunts.bisect.report import BisectRecord
+from repromatrix.hunts.rerun import reproducible
+from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.names import canonicalize_name
 from repromatrix.probe.prober import Prober
 from repromatrix.probe.spec import Probe, Trial, searched_probe
-from repromatrix.results import ResultsDir, utc_now
-from repromatrix.search.bisection import Find, SearchResult, Status, walk_between
+from repromatrix.results import ResultsDir
+from repromatrix.search.bisection import Find, SearchResult, walk_between
 
 
 @dataclass
@@ -87,12 +93,7 @@ def run_commits(
         find=options.find.value,
         candidates=[c.sha for c in checked.found.commits],
         direction="up" if walk[0].index < walk[-1].index else "down",
-        started=utc_now(),
-        pins=[pin_text(p) for p in options.pins],
-        probe=probe.record(),
-        index=checked.index.describe(),
-        command=checked.command,
-        repromatrix=__version__,
+        **reproducible(options.pins, probe, checked.index, checked.command),
         mode="commits",
         jobs=options.jobs,
         as_of={"as_of": as_of_said(options, "commit dates"), "dates": {}},
@@ -107,15 +108,8 @@ def run_commits(
         )
         record.rounds = result.rounds
         conclude_commits(record, result)
-        if "refused" in record.as_of:
-            today = replace(options, cell=replace(options.cell, as_of=None))
-            record.as_of["refused"]["rerun"] = commit_command(today, probe)
-        record.finished = utc_now()
-        book.save()
-    say(record.verdict or verdict_line(record))
-    if "refused" in record.as_of:
-        say(refusal_line(record.as_of["refused"], "commit"))
-    return record, 0 if result.status is Status.FOUND else 1
+        finish(book, lambda: commit_command(options.today(), probe))
+    return record, told(record, "commit", say)
 
 
 def continue_into_commits(

@@ -9,66 +9,41 @@ Everything wrong with the input is a UserError here (exit status 2), so that a b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.version import Version
 
-from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.hunts.rerun import as_of_args, rerun_command, shown_path
-from repromatrix.matrix.cell import CellSpec
-from repromatrix.matrix.pins import Pin, is_version, pin_text
+from repromatrix.hunts.searched import Searched, SearchedPlan
+from repromatrix.matrix.pins import is_version, pin_text
 from repromatrix.names import canonicalize_name
 from repromatrix.probe.candidates import Listing, list_releases, searched_index, version_option
 from repromatrix.probe.spec import Probe, searched_probe
 from repromatrix.search.bisection import Find, walk_between
 
 
-@dataclass
-class BisectOptions:
-    package: str
+@dataclass(kw_only=True)
+class BisectOptions(Searched):
+    """``jobs``: candidates tested at once (k-section)."""
+
     good: str
     bad: str
-    probe: Probe
-    # The other pins, Python, indexes, overrides, variables (--pin over --cell), and
-    # time travel: each candidate with the stack of a day (environment/as_of.py). The
-    # command line's as_of is the bisected package (the stack of each release's day);
-    # None is today's stack.
-    cell: CellSpec = field(default_factory=CellSpec)
     find: Find = Find.FIRST_BAD
-    pre: bool = False
-    wheelhouse: Path | None = None
     out: Path = Path("reports/bisect")
-    index: IndexSettings | None = None  # given: these; else the user's (the cell's over them)
-    jobs: int = 1  # candidates tested at once (k-section)
     git: str | None = None  # the package's repository: bisect its commits too
     env_dir: Path | None = None  # where the repository's mirror is kept (beside the cells)
 
-    @property
-    def pins(self) -> tuple[Pin, ...]:
-        return self.cell.pins
 
-    @property
-    def as_of(self) -> str | None:
-        return self.cell.as_of
-
-
-@dataclass
-class Plan:
+@dataclass(kw_only=True)
+class Plan(SearchedPlan):
     """A checked bisect, ready to run."""
 
-    package: str
     good: Version
     bad: Version
-    listing: Listing
-    candidates: list[Version]  # PEP 440 order
     walk: list[Version]  # from the old-outcome end to the new-outcome end
-    index: IndexSettings
-    probe: Probe
-    folder: Path
     options: BisectOptions  # as given
-    command: str = ""  # the command that reruns it
 
 
 def plan(options: BisectOptions) -> Plan:
@@ -95,7 +70,10 @@ def plan(options: BisectOptions) -> Plan:
     candidates = listing.between(good, bad, pre=options.pre)
     walk = walk_between(candidates, good, bad, options.find)
     folder = options.out / f"{package}-{good}-{bad}"
-    checked = Plan(package, good, bad, listing, candidates, walk, index, probe, folder, options)
+    checked = Plan(
+        package=package, good=good, bad=bad, listing=listing, candidates=candidates,
+        walk=walk, index=index, probe=probe, folder=folder, options=options,
+    )  # fmt: skip
     checked.command = reproduce_command(options, checked)
     return checked
 

@@ -8,6 +8,7 @@ changes.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,11 @@ from repromatrix.hunts.bisect.report import (
     verdict_line,
 )
 from repromatrix.hunts.bisect.report import write as write_report
-from repromatrix.hunts.rerun import note_refusal
+from repromatrix.hunts.rerun import note_refusal, refusal_line
 from repromatrix.matrix import DEFAULT_PACKAGES
 from repromatrix.names import canonicalize_name
 from repromatrix.probe.observation import BuiltCell, Observation
+from repromatrix.results import utc_now
 from repromatrix.search.bisection import Find, SearchResult, Step
 
 # Packages shown in bisect.md's environment line (all of them are in bisect.json):
@@ -50,6 +52,25 @@ class Book:
     def save(self) -> None:
         self.record.seconds = round(time.monotonic() - self.clock, 2)
         write_report(self.folder, self.record, script_text=self.script_text)
+
+
+def finish(book: Book, today: Callable[[], str]) -> None:
+    """The record's last save; where the date cap kept candidates from installing,
+    with ``today()``, the command that reruns it with today's stack."""
+    record = book.record
+    if "refused" in record.as_of:
+        record.as_of["refused"]["rerun"] = today()
+    record.finished = utc_now()
+    book.save()
+
+
+def told(record: BisectRecord, what: str, say: Callable[[str], None]) -> int:
+    """The verdict line (and the date cap's refusals, ``what`` a candidate is) to
+    ``say``; the exit status."""
+    say(record.verdict or verdict_line(record))
+    if "refused" in record.as_of:
+        say(refusal_line(record.as_of["refused"], what))
+    return 0 if record.status == "found" else 1
 
 
 def add_step(record: BisectRecord, step: Step) -> None:

@@ -17,12 +17,11 @@ the verdict line to stdout. Exit status: 0 found, 1 could not conclude, 2 bad in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from packaging.version import Version
 from rich.console import Console
 
-from repromatrix import __version__, procs
+from repromatrix import procs
 from repromatrix.environment.as_of import before_first_release
 from repromatrix.hunts.bisect.commit_run import (
     CommitPlan,
@@ -38,13 +37,13 @@ from repromatrix.hunts.bisect.options import (
 )
 from repromatrix.hunts.bisect.options import plan as plan_releases
 from repromatrix.hunts.bisect.probing import Progress, Walk, search_with_probes
-from repromatrix.hunts.bisect.record import Book, conclude
-from repromatrix.hunts.bisect.report import BisectRecord, verdict_line
-from repromatrix.hunts.rerun import refusal_line
-from repromatrix.matrix.pins import Pin, PinKind, pin_text
+from repromatrix.hunts.bisect.record import Book, conclude, finish, told
+from repromatrix.hunts.bisect.report import BisectRecord
+from repromatrix.hunts.rerun import reproducible
+from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.probe.prober import CellProber, Prober
 from repromatrix.probe.spec import Trial
-from repromatrix.results import ResultsDir, utc_now
+from repromatrix.results import ResultsDir
 from repromatrix.search.bisection import Status
 
 # A caller takes its options from here too (cli, issue, culprit).
@@ -96,13 +95,8 @@ def run(
         find=options.find.value,
         candidates=[str(v) for v in checked.candidates],
         direction="up" if checked.walk[0] < checked.walk[-1] else "down",
-        started=utc_now(),
-        pins=[pin_text(p) for p in options.pins],
-        probe=checked.probe.record(),
-        index=checked.index.describe(),
+        **reproducible(options.pins, checked.probe, checked.index, checked.command),
         pre=options.pre,
-        command=checked.command,
-        repromatrix=__version__,
         mode="releases",
         jobs=options.jobs,
         as_of={"as_of": options.as_of or "none", "dates": {}},
@@ -124,12 +118,5 @@ def run(
         conclude(record, result)
         if options.git is not None and result.status is Status.FOUND:
             continue_into_commits(options, checked, book, result, prober, show)
-        if "refused" in record.as_of:
-            today = replace(options, cell=replace(options.cell, as_of=None))
-            record.as_of["refused"]["rerun"] = reproduce_command(today, checked)
-        record.finished = utc_now()
-        book.save()
-    say(record.verdict or verdict_line(record))
-    if "refused" in record.as_of:
-        say(refusal_line(record.as_of["refused"], "candidate"))
-    return record, 0 if record.status == Status.FOUND.value else 1
+        finish(book, lambda: reproduce_command(options.today(), checked))
+    return record, told(record, "candidate", say)

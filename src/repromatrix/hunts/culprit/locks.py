@@ -26,11 +26,12 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 from repromatrix import redact
+from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.names import canonicalize_name
 
-# A lock's options that say where its packages come from -> LockIndex's field.
+# A lock's options that say where its packages come from -> the field of its IndexSettings.
 _INDEX_OPTIONS = {
     "--index-url": "index_url",
     "-i": "index_url",
@@ -41,24 +42,11 @@ _INDEX_OPTIONS = {
 
 
 @dataclass(frozen=True)
-class LockIndex:
-    """Where a lock's packages were resolved from (its own option lines)."""
-
-    index_url: str | None = None
-    extra_index_urls: tuple[str, ...] = ()
-    find_links: tuple[str, ...] = ()
-    no_index: bool = False
-
-    def __bool__(self) -> bool:
-        return bool(self.index_url or self.extra_index_urls or self.find_links or self.no_index)
-
-
-@dataclass(frozen=True)
 class Lock:
     source: str  # where it came from, for messages and reports
     pins: dict[str, str]  # canonical name -> exact version
     via: dict[str, frozenset[str]] = field(default_factory=dict)  # name -> who requires it
-    index: LockIndex = field(default_factory=LockIndex)  # its --index-url ... lines
+    index: IndexSettings = field(default_factory=IndexSettings)  # its --index-url ... lines
 
     def requires(self, package: str) -> frozenset[str]:
         """The packages ``package`` requires directly, as the annotations say."""
@@ -106,7 +94,7 @@ def read_lock(path: Path, option: str = "") -> Lock:
     return Lock(lock.source, lock.pins, lock.via, _local_to(lock.index, path.parent))
 
 
-def _local_to(index: LockIndex, folder: Path) -> LockIndex:
+def _local_to(index: IndexSettings, folder: Path) -> IndexSettings:
     """find-links folders written relative to the lock: relative to its folder."""
 
     def place(location: str) -> str:
@@ -114,7 +102,7 @@ def _local_to(index: LockIndex, folder: Path) -> LockIndex:
             return location
         return str((folder / location).resolve())
 
-    return LockIndex(
+    return IndexSettings(
         index.index_url,
         index.extra_index_urls,
         tuple(place(link) for link in index.find_links),
@@ -166,7 +154,7 @@ def parse_lock(text: str, source: str) -> Lock:
     urls = index.get("index_url", [])
     if len(set(urls)) > 1:
         raise UserError(f"{source}: more than one --index-url ({len(set(urls))})")
-    where = LockIndex(
+    where = IndexSettings(
         index_url=urls[0] if urls else None,
         extra_index_urls=tuple(dict.fromkeys(index.get("extra_index_urls", []))),
         find_links=tuple(dict.fromkeys(index.get("find_links", []))),

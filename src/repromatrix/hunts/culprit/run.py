@@ -22,7 +22,7 @@ from dataclasses import replace
 from packaging.version import InvalidVersion, Version
 from rich.console import Console
 
-from repromatrix import __version__, procs
+from repromatrix import procs
 from repromatrix.errors import UserError
 from repromatrix.hunts.bisect.report import BisectRecord
 from repromatrix.hunts.bisect.run import BisectOptions, run_bisect
@@ -30,7 +30,8 @@ from repromatrix.hunts.culprit.locks import Change, mixed_pins
 from repromatrix.hunts.culprit.options import CulpritOptions, Plan, plan, shown_source
 from repromatrix.hunts.culprit.report import CulpritRecord, CulpritStep, verdict_line
 from repromatrix.hunts.culprit.report import write as write_report
-from repromatrix.matrix.pins import Pin, PinKind, pin_text
+from repromatrix.hunts.rerun import reproducible
+from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.outcomes import ProbeOutcome
 from repromatrix.probe.prober import CellProber, Prober
 from repromatrix.probe.spec import Trial as ProbeTrial
@@ -89,14 +90,9 @@ def run(
         name=folder.name,
         good_lock=shown_source(options.good.source),
         bad_lock=shown_source(options.bad.source),
-        started=utc_now(),
+        **reproducible(options.pins, probe, checked.index, checked.command),
         changed=[_change_dict(c) for c in changes],
         most_runs=most_runs(len(changes)),
-        pins=[pin_text(p) for p in options.pins],
-        probe=probe.record(),
-        index=checked.index.describe(),
-        command=checked.command,
-        repromatrix=__version__,
     )
     counter = iter(range(1, 10_000))
     lock = threading.Lock()

@@ -8,66 +8,38 @@ Everything wrong with the input is a UserError here (exit status 2), so that a b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.version import Version
 
-from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.hunts.rerun import as_of_args, rerun_command
-from repromatrix.matrix.cell import CellSpec
-from repromatrix.matrix.pins import Pin, pin_text
+from repromatrix.hunts.searched import Searched, SearchedPlan
+from repromatrix.matrix.pins import pin_text
 from repromatrix.names import canonicalize_name
-from repromatrix.probe.candidates import Listing, list_releases, searched_index, version_option
+from repromatrix.probe.candidates import list_releases, searched_index, version_option
 from repromatrix.probe.spec import Probe, searched_probe
 from repromatrix.redact import portable_path
 from repromatrix.search.ranges import Releases, select
 
 
-@dataclass
-class SweepOptions:
-    package: str
+@dataclass(kw_only=True)
+class SweepOptions(Searched):
     start: str  # --from
     end: str  # --to
-    probe: Probe
-    # The other pins, Python, indexes, overrides, variables (--pin over --cell), and
-    # time travel as check and bisect take it (environment/as_of.py): PACKAGE (each
-    # release with the stack of its upload day; the command line's default, as for
-    # bisect), a DATE, or None for today's stack; its stack is what travels beside
-    # the default stack (the matrix's packages).
-    cell: CellSpec = field(default_factory=CellSpec)
     releases: Releases = Releases.ALL
-    jobs: int = 1
-    pre: bool = False
-    wheelhouse: Path | None = None
     out: Path = Path("reports/sweep")
-    index: IndexSettings | None = None  # given: these; else the user's (the cell's over them)
     issue: int | None = None  # post sweep.md on this GitHub issue
 
-    @property
-    def pins(self) -> tuple[Pin, ...]:
-        return self.cell.pins
 
-    @property
-    def as_of(self) -> str | None:
-        return self.cell.as_of
+@dataclass(kw_only=True)
+class Plan(SearchedPlan):
+    """A checked sweep, ready to run (``candidates``: the selected releases)."""
 
-
-@dataclass
-class Plan:
-    """A checked sweep, ready to run."""
-
-    package: str
     low: Version
     high: Version
-    listing: Listing
-    candidates: list[Version]  # the selected releases, PEP 440 order
-    index: IndexSettings
-    probe: Probe
-    folder: Path
     options: SweepOptions  # as given
-    command: str = ""  # the command that reruns it
 
 
 def plan(options: SweepOptions) -> Plan:
@@ -88,7 +60,10 @@ def plan(options: SweepOptions) -> Plan:
             f"{package}: no release from {low} to {high} in {'; '.join(listing.sources)}"
         )
     folder = options.out / f"{package}-{options.start}-{options.end}"
-    checked = Plan(package, low, high, listing, candidates, index, probe, folder, options)
+    checked = Plan(
+        package=package, low=low, high=high, listing=listing, candidates=candidates,
+        index=index, probe=probe, folder=folder, options=options,
+    )  # fmt: skip
     checked.command = reproduce_command(options, checked)
     return checked
 

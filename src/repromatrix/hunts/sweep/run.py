@@ -23,16 +23,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
 
 from packaging.version import Version
 from rich.console import Console
 
-from repromatrix import __version__, procs
+from repromatrix import procs
 from repromatrix.environment.as_of import before_first_release
 from repromatrix.execution import host
 from repromatrix.gh import GitHub
-from repromatrix.hunts.rerun import as_of_args, note_refusal, refusal_line, rerun_command
+from repromatrix.hunts.rerun import (
+    as_of_args,
+    note_refusal,
+    refusal_line,
+    reproducible,
+    rerun_command,
+)
 from repromatrix.hunts.sweep.options import (
     Plan,
     SweepOptions,
@@ -64,20 +69,6 @@ __all__ = ["Releases", "SweepOptions", "plan", "run", "run_sweep"]
 NOTHING_TESTED = 1  # exit status: every release was untestable, the sweep has no answer
 
 
-def run_sweep(
-    options: SweepOptions,
-    prober: Prober | None = None,
-    *,
-    console: Console | None = None,
-    say: Callable[[str], None] = print,
-    github: GitHub | None = None,
-) -> tuple[SweepRecord, int]:
-    """Plan and run the sweep (``prober``: default, cells from the default store)."""
-    procs.reset_cancelled()
-    checked = plan(options)
-    return run(checked, prober or CellProber(), console=console, say=say, github=github)
-
-
 def run(
     checked: Plan,
     prober: Prober,
@@ -99,14 +90,9 @@ def run(
         to=options.end,
         releases=options.releases.value,
         candidates=[str(v) for v in checked.candidates],
-        started=utc_now(),
+        **reproducible(options.pins, checked.probe, checked.index, checked.command),
         jobs=options.jobs,
-        pins=[pin_text(p) for p in options.pins],
-        probe=checked.probe.record(),
-        index=checked.index.describe(),
         as_of=options.as_of,
-        command=checked.command,
-        repromatrix=__version__,
     )
     script_text = checked.probe.script.read_text() if checked.probe.script else None
 
@@ -168,8 +154,7 @@ def run(
             if result.as_of_cap:
                 note_refusal(refused, result.version, result.as_of_cap.get("packages") or [])
         if refused:
-            today = replace(options, cell=replace(options.cell, as_of=None))
-            refused["rerun"] = reproduce_command(today, checked)
+            refused["rerun"] = reproduce_command(options.today(), checked)
             record.as_of_refused = refused
         save(reproducers)
     say(record.summary)
@@ -180,6 +165,20 @@ def run(
             options.issue, checked.folder / "sweep.md"
         )
     return record, NOTHING_TESTED if nothing_tested(record) else 0
+
+
+def run_sweep(
+    options: SweepOptions,
+    prober: Prober | None = None,
+    *,
+    console: Console | None = None,
+    say: Callable[[str], None] = print,
+    github: GitHub | None = None,
+) -> tuple[SweepRecord, int]:
+    """Plan and run the sweep (``prober``: default, cells from the default store)."""
+    procs.reset_cancelled()
+    checked = plan(options)
+    return run(checked, prober or CellProber(), console=console, say=say, github=github)
 
 
 def _conclude(record: SweepRecord) -> None:
