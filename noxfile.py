@@ -24,6 +24,7 @@
     nox -s report [-- --results DIR --baseline FILE --issue N]
                                       re-render reports from stored results (runs nothing)
     nox -s tests                      the harness's own tests
+    nox -s tests-fast                 the same without the e2e, act and browser tests (inner loop)
     nox -s nightly-dry-run [-- --tier T]
                                       night 1 of the nightly workflows under act, gh faked
     nox -s lint                       ruff and the import-linter layers contract
@@ -55,6 +56,9 @@ PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 # Sessions that drive the harness run it from this interpreter with src/ on the path:
 # the cells are the harness's own uv environments, so a nox venv would be wasted.
 HARNESS_ENV = {"PYTHONPATH": str(ROOT / "src")}
+
+# What tests-fast leaves out: the tests that build real cells, run workflows, open a browser.
+FAST = "not e2e and not act and not browser"
 
 # REPROMATRIX_MATRIX: another matrix file for the per-combination sessions (the
 # `matrix` session takes --matrix itself).
@@ -114,6 +118,14 @@ def tests(session: nox.Session) -> None:
     # silent: the install's pages of output are shown only when it fails.
     session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "test"), silent=True)
     session.run("pytest", "-n", "auto", *session.posargs)
+
+
+@nox.session(name="tests-fast")
+def tests_fast(session: nox.Session) -> None:
+    """The inner loop: the harness's own tests without the e2e, act and browser ones."""
+    # They build real cells, run the workflows under act, open Chromium: `tests` runs them.
+    session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "test"), silent=True)
+    session.run("pytest", "-n", "auto", "-m", FAST, *session.posargs)
 
 
 @nox.session(name="nightly-dry-run")

@@ -41,7 +41,7 @@ HARNESS = {
 }
 # nightly-dry-run passes its own (--tier, --work) to tests/support/nightly_dry_run.py;
 # tests/workflows/test_nightly_dry_run.py runs the documented line for real.
-NOT_HARNESS = {"tests", "lint", "nightly-dry-run"}
+NOT_HARNESS = {"tests", "tests-fast", "lint", "nightly-dry-run"}
 
 # A path before the program has at least one character before its slash
 # (.venv/bin/repromatrix): "/repromatrix sweep ..." is an issue comment's command
