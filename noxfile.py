@@ -17,6 +17,7 @@
     nox -s report [-- --results DIR --baseline FILE --issue N]
                                       re-render reports from stored results (runs nothing)
     nox -s tests                      the harness's own tests
+    nox -s tests-fast                 the same without the e2e, act and browser tests (inner loop)
     nox -s nightly-dry-run [-- --tier T]
                                       night 1 of the nightly workflows under act, gh stood in
     nox -s lint                       ruff and the import-linter layers contract
@@ -74,6 +75,7 @@ HARNESS_PYTHON = _harness_python()
 sys.path.insert(0, str(ROOT / "src"))
 
 from repromatrix.errors import UserError  # noqa: E402
+from repromatrix.hunt_table import HUNTS, HuntRow  # noqa: E402
 from repromatrix.matrix import load_matrix  # noqa: E402
 
 nox.needs_version = ">=2025.11"
@@ -83,6 +85,9 @@ nox.options.sessions = ["matrix"]
 # Sessions that drive the harness run it from HARNESS_PYTHON with src/ on the path:
 # the cells are the harness's own uv environments, so a nox venv would be wasted.
 HARNESS_ENV = {"PYTHONPATH": str(ROOT / "src")}
+
+# What tests-fast leaves out: the tests that build real cells, run workflows, open a browser.
+FAST = "not e2e and not act and not browser"
 
 # REPROMATRIX_MATRIX: another matrix file for the per-combination sessions (the
 # `matrix` session takes --matrix itself).
@@ -122,32 +127,18 @@ for _combo in MATRIX.combinations():
     _combination_session(_combo.id, _combo.tier, _combo.tags)
 
 
-@nox.session(python=False)
-def bisect(session: nox.Session) -> None:
-    """Bisect one package's releases: -- --package P --good V1 --bad V2 (--case ID | --script F)."""
-    # Options: repromatrix bisect --help. Exit 0 found, 1 could not conclude, 2 bad input.
-    harness(session, "bisect", *session.posargs)
+def _hunt_session(row: HuntRow) -> None:
+    def hunt(session: nox.Session) -> None:
+        harness(session, row.name, *session.posargs)
+
+    # Options: repromatrix NAME --help; the row says what its exit statuses mean.
+    hunt.__doc__ = f"{row.words.usage}\n\n    {row.words.exits}"
+    nox.session(hunt, name=row.name, python=False)
 
 
-@nox.session(python=False)
-def sweep(session: nox.Session) -> None:
-    """Every release of one package: -- --package P --from V1 --to V2 (--case ID | --script F)."""
-    # Options: repromatrix sweep --help. Exit 0 done, 1 nothing could be tested, 2 bad input.
-    harness(session, "sweep", *session.posargs)
-
-
-@nox.session(python=False)
-def check(session: nox.Session) -> None:
-    """One verdict: -- (--case ID | --script F) --pin PKG==VER; exit 0 good, 1 bad, 125 skip."""
-    # Options: repromatrix check --help. 128 for bad input (stops git bisect run).
-    harness(session, "check", *session.posargs)
-
-
-@nox.session(python=False)
-def culprit(session: nox.Session) -> None:
-    """Which moved package broke it: -- --good-lock A --bad-lock B (--case ID | --script F)."""
-    # Options: repromatrix culprit --help. Exit 0 found, 1 could not conclude, 2 bad input.
-    harness(session, "culprit", *session.posargs)
+# bisect, sweep, check, culprit: one session per hunt, from the hunts' table.
+for _hunt in HUNTS:
+    _hunt_session(_hunt)
 
 
 @nox.session
@@ -156,6 +147,14 @@ def tests(session: nox.Session) -> None:
     # silent: the install's pages of output are shown only when it fails.
     session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "test"), silent=True)
     session.run("pytest", "-n", "auto", *session.posargs)
+
+
+@nox.session(name="tests-fast")
+def tests_fast(session: nox.Session) -> None:
+    """The inner loop: the harness's own tests without the e2e, act and browser ones."""
+    # They build real cells, run the workflows under act, open Chromium: `tests` runs them.
+    session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "test"), silent=True)
+    session.run("pytest", "-n", "auto", "-m", FAST, *session.posargs)
 
 
 @nox.session(name="nightly-dry-run")

@@ -31,10 +31,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from repromatrix.bisect.check import Probe, parse_pin_option  # noqa: E402
-from repromatrix.bisect.flow import BisectOptions, run_bisect  # noqa: E402
-from repromatrix.bisect.search import Find  # noqa: E402
+from repromatrix.hunts.bisect.run import BisectOptions, run_bisect  # noqa: E402
+from repromatrix.matrix.cell import CellSpec  # noqa: E402
+from repromatrix.probe.check import parse_pin_option  # noqa: E402
+from repromatrix.probe.prober import CellProber  # noqa: E402
+from repromatrix.probe.spec import Probe  # noqa: E402
 from repromatrix.results import write_json_atomic  # noqa: E402
+from repromatrix.search.bisection import Find  # noqa: E402
 
 PACKAGE, BAD, GOOD = "transformers", "4.50.0", "5.3.0"
 EXPECTED = ("5.0.0", "4.57.6")  # first good, last bad
@@ -51,13 +54,12 @@ def one_run(env_dir: Path | None, out: Path, jobs: int = 1) -> dict:
         bad=BAD,
         find=Find.FIRST_GOOD,
         probe=Probe(script=SCRIPT),
-        pins=(parse_pin_option("torch==2.13.0"),),
+        cell=CellSpec(pins=(parse_pin_option("torch==2.13.0"),)),
         out=out / f"jobs{jobs}",
-        env_dir=env_dir,
         jobs=jobs,
     )
     started = time.monotonic()
-    record, code = run_bisect(options)
+    record, code = run_bisect(options, CellProber(env_dir=env_dir))
     wall = time.monotonic() - started
     return {
         "jobs": jobs,

@@ -27,9 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from repromatrix.bisect.check import Probe  # noqa: E402
-from repromatrix.bisect.culprit import CulpritOptions, run_culprit  # noqa: E402
-from repromatrix.bisect.locks import read_lock  # noqa: E402
+from repromatrix.hunts.culprit.locks import read_lock  # noqa: E402
+from repromatrix.hunts.culprit.run import CulpritOptions, run_culprit  # noqa: E402
+from repromatrix.probe.prober import CellProber  # noqa: E402
+from repromatrix.probe.spec import Probe  # noqa: E402
 from repromatrix.results import write_json_atomic  # noqa: E402
 
 EXAMPLES = ROOT / "examples" / "culprit"
@@ -45,10 +46,9 @@ def one_run(env_dir: Path | None, out: Path) -> dict:
         bad=read_lock(BAD),
         probe=Probe(script=SCRIPT),
         out=out,
-        env_dir=env_dir,
     )
     started = time.monotonic()
-    record, code = run_culprit(options)
+    record, code = run_culprit(options, CellProber(env_dir=env_dir))
     wall = time.monotonic() - started
     culprits = [(c["package"], c["good"], c["bad"]) for c in record.culprits]
     return {

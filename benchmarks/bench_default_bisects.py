@@ -48,9 +48,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from repromatrix.bisect.check import Probe, parse_pin_option  # noqa: E402
-from repromatrix.bisect.flow import BisectOptions, run_bisect  # noqa: E402
-from repromatrix.bisect.search import Find  # noqa: E402
 from repromatrix.environment import EnvRequest, EnvStore, IndexSettings  # noqa: E402
 from repromatrix.environment.as_of import (  # noqa: E402
     _annotated_lock,
@@ -59,8 +56,14 @@ from repromatrix.environment.as_of import (  # noqa: E402
     time_travel,
 )
 from repromatrix.environment.uv import find_interpreter, uv_binary  # noqa: E402
+from repromatrix.hunts.bisect.run import BisectOptions, run_bisect  # noqa: E402
 from repromatrix.matrix import DEFAULT_PACKAGES  # noqa: E402
+from repromatrix.matrix.cell import CellSpec  # noqa: E402
+from repromatrix.probe.check import parse_pin_option  # noqa: E402
+from repromatrix.probe.prober import CellProber  # noqa: E402
+from repromatrix.probe.spec import Probe  # noqa: E402
 from repromatrix.results import write_json_atomic  # noqa: E402
+from repromatrix.search.bisection import Find  # noqa: E402
 
 PROBES = ROOT / "benchmarks" / "probes"
 RESULTS = ROOT / "benchmarks" / "results" / "default_bisects.json"
@@ -100,14 +103,15 @@ def bisect(package: str, example: dict, env_dir: Path | None, out: Path) -> dict
         bad=example["bad"],
         find=example["find"],
         probe=Probe(script=example["script"]),
-        pins=tuple(parse_pin_option(p) for p in example["pins"]),
+        cell=CellSpec(
+            pins=tuple(parse_pin_option(p) for p in example["pins"]),
+            as_of=package,  # the command line's default
+            stack=DEFAULT_PACKAGES,
+        ),
         out=out,
-        env_dir=env_dir,
-        as_of=package,  # the command line's default
-        stack=DEFAULT_PACKAGES,
     )
     started = time.monotonic()
-    record, code = run_bisect(options)
+    record, code = run_bisect(options, CellProber(env_dir=env_dir))
     wall = time.monotonic() - started
     answer = (record.first, record.last)
     return {

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from repromatrix.environment import EnvRequest, EnvStore  # noqa: E402
 from repromatrix.environment.indexes import IndexSettings  # noqa: E402
 from repromatrix.matrix import load_matrix  # noqa: E402
+from repromatrix.matrix.cell import CellSpec  # noqa: E402
 
 IMPORT = (
     "import time; t = time.perf_counter(); import torch, transformers, peft; "
@@ -42,7 +43,10 @@ def main() -> None:
     args = parser.parse_args()
 
     combo = load_matrix(ROOT / "matrix.yaml").find(args.combination)
-    env = EnvStore().build(EnvRequest.for_combination(combo, IndexSettings.from_environment()))
+    cell = CellSpec.of(combo)
+    env = EnvStore().build(
+        EnvRequest.for_cell(cell, IndexSettings.from_environment().for_cell(cell))
+    )
     subprocess.run([str(env.python), "-c", IMPORT], check=True, capture_output=True)  # warm
     imports = [
         float(

@@ -14,6 +14,7 @@ How commands are found and what counts as a mistake: tests/support/commands.py.
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import json
 import os
@@ -23,6 +24,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import redirect_stdout
 from pathlib import Path
+from typing import Any
 
 import pytest
 from packaging.version import Version
@@ -37,9 +39,11 @@ from support.commands import (
     problems,
 )
 
-from repromatrix.bisect import culprit, flow, options, sweep, sweep_options
-from repromatrix.bisect.options import commit_command
 from repromatrix.cli import app
+from repromatrix.hunt_table import hunt
+from repromatrix.hunts.bisect import options
+from repromatrix.hunts.bisect.options import commit_command
+from repromatrix.hunts.sweep import options as sweep_options
 from repromatrix.matrix import load_matrix
 from repromatrix.matrix.sessions import read_sessions
 from repromatrix.nightly.triage import CulpritRequest
@@ -189,7 +193,7 @@ def written_by_the_tool(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[C
 
     (folder / "probe.py").write_text("raise SystemExit(0)\n")
     (folder / "wheels").mkdir(exist_ok=True)
-    bisect_options = _options_from_cli(monkeypatch, flow, "run_bisect", [
+    bisect_options = _options_from_cli([
         "bisect", "--package", "transformers", "--good", "4.46.3", "--bad", "4.56.2",
         "--pin", "torch==2.13.0", "--pin", "peft=null", "--script", "probe.py",
         "--find", "first-good", "--pre", "--as-of", "2025-01-01", "--jobs", "2",
@@ -198,12 +202,13 @@ def written_by_the_tool(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[C
     plan = options.Plan(
         package="transformers", good=Version("4.46.3"), bad=Version("4.56.2"), listing=None,
         candidates=[], walk=[], index=None, probe=bisect_options.probe, folder=folder,
+        options=bisect_options,
     )  # fmt: skip
     lines.append(("bisect.md Reproduce with", options.reproduce_command(bisect_options, plan)))
     bisect_options.git = "https://github.com/huggingface/transformers"
     lines.append(("bisect.md (--git)", commit_command(bisect_options, plan.probe)))
 
-    sweep_run_options = _options_from_cli(monkeypatch, sweep, "run_sweep", [
+    sweep_run_options = _options_from_cli([
         "sweep", "--package", "transformers", "--from", "4.50", "--to", "5.2",
         "--releases", "latest-patch", "--pin", "torch==2.13.0", "--script", "probe.py",
         "--jobs", "2", "--pre", "--wheelhouse", "wheels",
@@ -211,6 +216,7 @@ def written_by_the_tool(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[C
     sweep_plan = sweep_options.Plan(
         package="transformers", low=Version("4.50"), high=Version("5.2"), listing=None,
         candidates=[], index=None, probe=sweep_run_options.probe, folder=folder,
+        options=sweep_run_options,
     )  # fmt: skip
     lines.append(
         ("sweep.md Reproduce with", sweep_options.reproduce_command(sweep_run_options, sweep_plan))
@@ -218,7 +224,7 @@ def written_by_the_tool(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[C
 
     (folder / "good.txt").write_text("transformers==4.52.4\n")
     (folder / "bad.txt").write_text("transformers==5.0.0\n")
-    culprit_options = _options_from_cli(monkeypatch, culprit, "run_culprit", [
+    culprit_options = _options_from_cli([
         "culprit", "--good-lock", "good.txt", "--bad-lock", "bad.txt", "--script", "probe.py",
         "--pin", "torch==2.13.0", "--jobs", "2",
     ])  # fmt: skip
@@ -250,16 +256,11 @@ def triage_locally(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[Comman
     return in_plain_text(line, "triage locally:")
 
 
-def _options_from_cli(
-    monkeypatch: pytest.MonkeyPatch, module: object, runner: str, argv: list[str]
-) -> object:
-    """The options a command's CLI builds from ``argv`` (its run, which the command
-    imports from ``module`` when it runs, replaced by a catch)."""
-    caught: list[object] = []
-    monkeypatch.setattr(module, runner, lambda options: (caught.append(options), (None, 0))[1])
-    assert app.main(argv) == 0
-    (options,) = caught
-    return options
+def _options_from_cli(argv: list[str]) -> Any:
+    """The options a hunt's command line builds from ``argv`` (its module's
+    ``options``, as the command runs it)."""
+    args = app.build_parser(argv[0]).parse_args(argv)
+    return importlib.import_module(hunt(argv[0]).cli).options(args)
 
 
 def scaffold(root: Path) -> list[Command]:

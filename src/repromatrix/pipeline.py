@@ -19,19 +19,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repromatrix import __version__
-from repromatrix.environment import EnvRequest, EnvStore, IndexSettings, InstallError
+from repromatrix.environment import (
+    Environment,
+    EnvRequest,
+    EnvStore,
+    IndexSettings,
+    InstallError,
+)
 from repromatrix.errors import UserError, writable_folder
 from repromatrix.execution import host, scheduler
+from repromatrix.execution.cell import run_in_cell
+from repromatrix.execution.collect_env import HostProbe
 from repromatrix.execution.runner import CaseRecord, CaseRunner, check_records
 from repromatrix.matrix import CaseIndex, Combination, Matrix, load_matrix
+from repromatrix.matrix.cell import CellSpec
 from repromatrix.matrix.defaults import DEFAULT_TIER
 from repromatrix.matrix.locate import FILE_NAME
 from repromatrix.matrix.locate import shown as shown_matrix
 from repromatrix.matrix.sessions import command_line
 from repromatrix.outcomes import FAILURES, CaseStatus, combination_status
-from repromatrix.redact import portable_argv, redact, redact_env, redact_text
+from repromatrix.redact import portable_argv, redact, redact_env
 from repromatrix.reports import Reporting
-from repromatrix.reports.environment import HostProbe
 from repromatrix.results import (
     CaseResult,
     CombinationResult,
@@ -42,6 +50,7 @@ from repromatrix.results import (
     read_combinations,
     utc_now,
     write_combination,
+    write_json_atomic,
 )
 from repromatrix.verdicts.knownissues import KnownIssue, Registry, RegistryLocation
 
@@ -152,7 +161,8 @@ class MatrixRun:
         self.cases_root = (options.cases or matrix.path.parent / "cases").resolve()
         if not self.cases_root.is_dir():
             raise UserError(f"{self.cases_root}: no cases folder")
-        self.host_probe = HostProbe(out.path)  # torch.utils.collect_env, once per run
+        # torch.utils.collect_env, once per run
+        self.host_probe = HostProbe(out.path, save=write_json_atomic)
         # A run of some cases of a combination (--update CASE) keeps its other results.
         self.earlier = (
             read_combinations(out.path) if options.mode == "update" and options.selection else {}
@@ -199,35 +209,46 @@ class MatrixRun:
             result.message = host.NO_GPU_REASON
             return self._finish(result, clock)
 
-        install_log = self.out.log_path(combo.id, "install")
-        install_log.parent.mkdir(parents=True, exist_ok=True)
-        lines: list[str] = []
-        try:
-            env = self.store.build(
-                EnvRequest.for_combination(combo, self.index),
-                timeout=combo.install_timeout,
-                log=lines.append,
-            )
-        except InstallError as err:
-            install_log.write_text(redact_text("\n".join([*lines, err.log])))
-            result.status, result.message = "install-error", f"{err.stage}: {err.message}"
-            return self._finish(result, clock)
-        install_log.write_text(redact_text("\n".join(lines)))
-        result.resolved = env.resolved
-        result.environment = EnvironmentInfo(
-            identity=env.identity[:16],
-            reused=env.reused,
-            build_seconds=round(env.seconds, 2),
-            python=env.interpreter.version,
-            system=env.system,
-            index=EnvRequest.for_combination(combo, self.index).index.describe(),
-            sources={tree.package: tree.record() for tree in env.sources},
-        )
-        say(f"  environment {'reused' if env.reused else 'built'} in {env.seconds:.1f}s")
-        for tree in env.sources:
-            say(f"  {tree.line()}")
-        self.host_probe.collect(env, combo.id)
+        cell = CellSpec.of(combo)
+        index = self.index.for_cell(cell)
 
+        def run_cases(env: Environment) -> None:
+            result.resolved = env.resolved
+            result.environment = EnvironmentInfo(
+                identity=env.identity[:16],
+                reused=env.reused,
+                build_seconds=round(env.seconds, 2),
+                python=env.interpreter.version,
+                system=env.system,
+                index=index.describe(),
+                sources={tree.package: tree.record() for tree in env.sources},
+            )
+            say(f"  environment {'reused' if env.reused else 'built'} in {env.seconds:.1f}s")
+            for tree in env.sources:
+                say(f"  {tree.line()}")
+            self.host_probe.collect(env, combo.id)
+            self._run_cases(env, combo, result, say, visible_devices)
+
+        built = run_in_cell(
+            self.store,
+            EnvRequest.for_cell(cell, index),
+            run_cases,
+            timeout=combo.install_timeout,
+            install_log=self.out.log_path(combo.id, "install"),
+        )
+        if isinstance(built, InstallError):
+            result.status, result.message = "install-error", f"{built.stage}: {built.message}"
+        return self._finish(result, clock)
+
+    def _run_cases(
+        self,
+        env: Environment,
+        combo: Combination,
+        result: CombinationResult,
+        say: Callable[[str], None],
+        visible_devices: str | None,
+    ) -> None:
+        """The combination's cases in its built cell, into ``result``."""
         records = self.out.records_path(combo.id)
         stamp = records.with_suffix(".identity")
         if self.options.mode != "resume" or not stamp.exists() or stamp.read_text() != env.identity:
@@ -262,7 +283,6 @@ class MatrixRun:
         if kept:
             say(f"  {kept} other case(s) kept from the earlier run (marked from_run)")
         result.status = combination_status({c.outcome for c in result.cases})
-        return self._finish(result, clock)
 
     def _finish(self, result: CombinationResult, clock: float) -> CombinationResult:
         result.seconds = round(time.monotonic() - clock, 2)

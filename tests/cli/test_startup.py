@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from support.pip import PIP
 
-from repromatrix.bisect.search import Find
-from repromatrix.bisect.sweep_ranges import Releases
 from repromatrix.cli import bisect as bisect_commands
 from repromatrix.cli import sweep as sweep_commands
+from repromatrix.search.bisection import Find
+from repromatrix.search.ranges import Releases
 
 # Modules whose import costs a command's start-up tens of milliseconds, and that
 # the parser never needs.
@@ -30,17 +30,12 @@ HEAVY = (
     "yaml",
     "rich",
     "packaging.requirements",
-    "repromatrix.bisect.check",
-    "repromatrix.bisect.flow",
-    "repromatrix.bisect.options",
-    "repromatrix.bisect.probing",
-    "repromatrix.bisect.record",
-    "repromatrix.bisect.commit_flow",
-    "repromatrix.bisect.sweep",
-    "repromatrix.bisect.sweep_options",
-    "repromatrix.bisect.sweep_ranges",
-    "repromatrix.bisect.sweep_reproducer",
-    "repromatrix.bisect.culprit",
+    "repromatrix.probe.check",
+    "repromatrix.probe.rounds",
+    "repromatrix.hunts.bisect",
+    "repromatrix.hunts.sweep",
+    "repromatrix.hunts.culprit",
+    "repromatrix.search.ranges",
     "repromatrix.environment.as_of",
     "repromatrix.environment.store",
     "repromatrix.execution.runner",
@@ -165,11 +160,11 @@ def test_a_misspelt_command_gets_every_choice(capsys: pytest.CaptureFixture) -> 
 def test_check_on_a_cell_loads_no_models() -> None:
     # What `check` imports to parse its pins, find its cell and run a script in it.
     loaded = _loaded_after(
-        "import repromatrix.cli.app, repromatrix.bisect.check\n"
-        "from repromatrix.bisect.check import parse_pin_option\n"
+        "import repromatrix.cli.app, repromatrix.probe.check\n"
+        "from repromatrix.probe.check import parse_pin_option\n"
         "parse_pin_option('torch==2.13.0')\n"
     )
-    assert "repromatrix.bisect.check" in loaded and "repromatrix.environment.store" in loaded
+    assert "repromatrix.probe.check" in loaded and "repromatrix.environment.store" in loaded
     assert [m for m in loaded if m.split(".")[0] in ("pydantic", "yaml", "rich")] == []
     assert "repromatrix.matrix.model" not in loaded and "repromatrix.results" not in loaded
     # packaging.utils loads packaging.tags (platform, sysconfig, logging): names.py
@@ -206,9 +201,9 @@ def test_check_in_a_reused_cell_loads_only_what_it_runs(tmp_path: Path) -> None:
     lazy += ("repromatrix.matrix.case_ids",)  # what a case probe needs, not a script
     assert [m for m in lazy if m in loaded] == []
     assert _heavy(loaded) == [
-        "repromatrix.bisect.check",
         "repromatrix.environment.store",
         "repromatrix.execution.runner",
+        "repromatrix.probe.check",
     ]
 
 

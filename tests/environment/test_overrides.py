@@ -14,6 +14,7 @@ from repromatrix.environment.store import EnvStore
 from repromatrix.environment.uv import Interpreter
 from repromatrix.errors import UserError
 from repromatrix.matrix import load_matrix
+from repromatrix.matrix.cell import CellSpec
 from repromatrix.procs import Completed
 
 MATRIX = """\
@@ -34,7 +35,7 @@ def test_overrides_reach_the_combination(write_matrix):
     matrix = load_matrix(write_matrix(MATRIX))
     assert matrix.find("relaxed").overrides == ("certifi>=2026.1",)
     assert matrix.find("plain").overrides == ()
-    request = EnvRequest.for_combination(matrix.find("relaxed"), IndexSettings())
+    request = EnvRequest.for_cell(CellSpec.of(matrix.find("relaxed")), IndexSettings())
     assert request.overrides == ("certifi>=2026.1",)
 
 

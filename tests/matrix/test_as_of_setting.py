@@ -8,6 +8,7 @@ import pytest
 from repromatrix.environment import EnvRequest, IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.matrix import load_matrix
+from repromatrix.matrix.cell import CellSpec
 
 MATRIX = """
 packages: [torch, transformers, peft]
@@ -28,7 +29,7 @@ tiers:
 )
 def test_as_of_reaches_the_environment_request(write_matrix, written, expected) -> None:
     combo = load_matrix(write_matrix(MATRIX.format(as_of=written))).find("a")
-    request = EnvRequest.for_combination(combo, IndexSettings())
+    request = EnvRequest.for_cell(CellSpec.of(combo), IndexSettings())
     assert request.as_of == expected
     assert request.stack == (("torch", "transformers", "peft") if expected else ())
 

@@ -13,8 +13,8 @@ from repromatrix import pipeline
 from repromatrix.environment.request import Environment
 from repromatrix.environment.store import EnvStore
 from repromatrix.environment.uv import Interpreter
+from repromatrix.execution.collect_env import HostProbe
 from repromatrix.execution.runner import CaseRecord, CaseRun
-from repromatrix.reports.environment import HostProbe
 
 LINK = "https://github.com/huggingface/transformers/issues/40000"
 BROKEN = "test_lora.py::test_lora_gets_gradients[reentrant]"

@@ -15,7 +15,8 @@ from repromatrix import pipeline as workflow
 from repromatrix.environment.request import Environment
 from repromatrix.environment.uv import Interpreter
 from repromatrix.errors import UserError
-from repromatrix.reports.environment import HostProbe, attach, headline, parse
+from repromatrix.execution.collect_env import HostProbe
+from repromatrix.reports.environment import attach, headline, parse
 from repromatrix.results import Results, write_json_atomic
 
 MULTI_GPU = """PyTorch version: 2.9.0+cu128
@@ -116,7 +117,7 @@ def test_probe_runs_collect_env_once_redacted_and_without_machine_paths(tmp_path
         tmp_path,
         MULTI_GPU + f"\nsite: {tmp_path}/cell/venv/lib\ntoken hf_ProbeCanary0123456789abcdef\n",
     )
-    probe = HostProbe(tmp_path / "results")
+    probe = HostProbe(tmp_path / "results", save=write_json_atomic)
     probe.collect(cell, "first")
     probe.collect(cell, "second")  # once per run
     calls = (tmp_path / "calls.txt").read_text().splitlines()
@@ -136,7 +137,7 @@ def test_probe_runs_collect_env_once_redacted_and_without_machine_paths(tmp_path
 
 def test_probe_failure_is_recorded_and_the_next_cell_tries_again(tmp_path):
     broken = _fake_cell(tmp_path, "No module named torch", status=1)
-    probe = HostProbe(tmp_path / "results")
+    probe = HostProbe(tmp_path / "results", save=write_json_atomic)
     probe.collect(broken, "no-torch")
     stored = json.loads((tmp_path / "results" / "host" / "collect_env.json").read_text())
     assert stored["error"].startswith("exit status 1")

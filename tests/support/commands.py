@@ -29,20 +29,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from repromatrix.cli.app import build_parser
+from repromatrix.hunt_table import HUNTS
 
 # The command each session runs (its arguments after `--` go to it); a combination
 # session runs `run --update --combination ID`. tests and lint pass theirs to pytest.
 HARNESS = {
     "matrix": ["run"],
     "report": ["report"],
-    "bisect": ["bisect"],
-    "sweep": ["sweep"],
-    "check": ["check"],
-    "culprit": ["culprit"],
+    # One session per hunt (hunt_table.py), running its command.
+    **{row.name: [row.name] for row in HUNTS},
     "nightly-dry-run": ["dry-run", "--repromatrix", "."],
 }
 # tests/workflows/test_nightly_dry_run.py runs the documented dry-run line for real.
-NOT_HARNESS = {"tests", "lint"}
+NOT_HARNESS = {"tests", "tests-fast", "lint"}
 
 # A path before the program has at least one character before its slash
 # (.venv/bin/repromatrix): "/repromatrix sweep ..." is an issue comment's command

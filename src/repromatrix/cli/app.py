@@ -16,15 +16,17 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from repromatrix import __version__, procs
 from repromatrix.errors import UserError
+from repromatrix.hunt_table import HUNTS
 from repromatrix.matrix.defaults import DEFAULT_TIER
 from repromatrix.matrix.locate import FILE_NAME, beside, find_matrix
 from repromatrix.redact import console
 
 if TYPE_CHECKING:
     from repromatrix.matrix.model import Combination, Matrix
+    from repromatrix.probe.prober import Prober
 
 # Building the parser and --help import none of the commands' implementations
-# (pydantic models, the environment builder, bisect/): each command imports what it
+# (pydantic models, the environment builder, hunts/): each command imports what it
 # uses when it runs (tests/cli/test_startup.py holds this).
 
 
@@ -182,20 +184,22 @@ def _add_commands(commands: argparse._SubParsersAction) -> None:
 
 _RUN_COMMANDS = ("list", "run", "report")  # this module's own, _add_commands
 # The other command groups of cli/: the names each defines, and its module (COMMANDS,
-# add_commands, run_command). A command line imports only the module of the command it
-# names: `check`, each step of a bisect, does not load the nightly's gh client, init's
-# templates or the issue command. The parser is built, and a command line offered to
-# each, in this order. (tests/cli/test_startup.py holds each module's COMMANDS to this.)
+# add_commands; a hunt's run(args, prober), the others' run_command). A command line
+# imports only the module of the command it names: `check`, each step of a bisect,
+# does not load the nightly's gh client, init's templates or the issue command. The
+# hunts come from their table (hunt_table.py), one module each. The parser is built,
+# and a command line offered to each, in this order. (tests/cli/test_startup.py holds
+# each module's COMMANDS to this.)
+HUNT_GROUPS = tuple(((row.name,), row.cli) for row in HUNTS)
 COMMAND_GROUPS = (
-    (("bisect", "check"), "repromatrix.cli.bisect"),
-    (("culprit",), "repromatrix.cli.culprit"),
+    *HUNT_GROUPS,
     (("ci-matrix", "merge", "triage", "hunt-inputs", "baseline"), "repromatrix.cli.nightly"),
-    (("sweep",), "repromatrix.cli.sweep"),
     (("init",), "repromatrix.cli.init"),
     (("issue",), "repromatrix.cli.issue"),
     (("dry-run",), "repromatrix.cli.dry_run"),
 )
 COMMANDS = frozenset(_RUN_COMMANDS).union(*(names for names, _module in COMMAND_GROUPS))
+HUNT_NAMES = frozenset(row.name for row in HUNTS)
 
 
 def _command_groups(command: str | None) -> list[Any]:
@@ -208,15 +212,17 @@ def _command_groups(command: str | None) -> list[Any]:
     ]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, prober: Prober | None = None) -> int:
+    """Run a command line. ``prober`` makes a hunt's probes (default: cells built in
+    --env-dir); a test hands its own."""
     # The console's door: whatever a command prints, secrets masked (redact.py); a
     # reader that goes away stops the run as an interrupt would. SIGTERM and SIGHUP
     # are interrupts too (procs.stop_signals).
     with console(on_closed=procs.output_closed), procs.stop_signals():
-        return _main(argv)
+        return _main(argv, prober)
 
 
-def _main(argv: Sequence[str] | None = None) -> int:
+def _main(argv: Sequence[str] | None = None, prober: Prober | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(words[0] if words else None)
     try:
@@ -257,6 +263,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
                 ),
                 issue=args.issue,
             )
+        if args.command in HUNT_NAMES:
+            from repromatrix.cli import hunting
+
+            return hunting.run(args, prober)
         for group in _command_groups(args.command):
             if (code := group.run_command(args)) is not None:
                 return code

@@ -10,28 +10,20 @@ Exit status: 0 found, 1 could not conclude, 2 bad input (one line).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-# --case/--script/--pin/--cell ... as bisect has them
-from repromatrix.cli.bisect import _probe_options
+from repromatrix.cli import hunting  # the options, cell and probe every hunt has
 from repromatrix.errors import UserError
 
-# What add_commands adds (cli/app.py builds only the group a command line names).
-COMMANDS = ("culprit",)
+if TYPE_CHECKING:
+    from repromatrix.hunts.culprit.options import CulpritOptions
+
+COMMANDS = ("culprit",)  # what add_commands adds (cli/app.py builds only its group)
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    culprit = commands.add_parser(
-        "culprit",
-        help="which of the packages that moved between a good and a bad lock broke it",
-        description="Delta debugging over the packages that differ between two locks "
-        "(requirements files of exact pins, as uv pip compile writes them): mixes of the good "
-        "lock with some changes applied are built and probed until the smallest set that "
-        "turns good into bad is left; a single culprit's releases are then bisected. Writes "
-        "reports/culprit/<name>/culprit.json and culprit.md. Exit status: 0 found, 1 could "
-        "not conclude, 2 bad input.",
-    )
+    culprit = hunting.subcommand(commands, "culprit")
     culprit.add_argument("--good-lock", type=Path, metavar="FILE", help="the lock that passes")
     culprit.add_argument("--bad-lock", type=Path, metavar="FILE", help="the lock that fails")
     culprit.add_argument(
@@ -43,41 +35,27 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     culprit.add_argument(
         "--combination", metavar="ID", help="whose resolved versions form the two locks"
     )
-    culprit.add_argument(
-        "--jobs", type=int, default=1, metavar="N", help="test N mixes at a time (default: 1)"
-    )
+    hunting.jobs_option(culprit, "test N mixes at a time")
     culprit.add_argument(
         "--no-release-bisect",
         action="store_true",
         help="stop at the culprit package; do not bisect its releases",
     )
     culprit.add_argument("--name", help="the report folder's name (default: from the locks)")
-    culprit.add_argument(
-        "--out",
-        type=Path,
-        default=Path("reports/culprit"),
-        help="where the report folder goes (default: %(default)s "
-        "beside the matrix.yaml found upward, else here)",
-    )
-    _probe_options(culprit)
+    hunting.out_option(culprit, "reports/culprit")
+    hunting.probe_options(culprit)
 
 
-def run_command(args: argparse.Namespace) -> int | None:
-    if args.command != "culprit":
-        return None
-    from repromatrix import procs
-    from repromatrix.bisect.check import Probe
-    from repromatrix.bisect.culprit import (
+def options(args: argparse.Namespace) -> CulpritOptions:
+    """The culprit hunt a command line asks for."""
+    from repromatrix.hunts.culprit.locks import read_lock
+    from repromatrix.hunts.culprit.options import (
         CulpritOptions,
         checked_name,
         locks_from_results,
         reproduce_command,
-        run_culprit,
     )
-    from repromatrix.bisect.locks import read_lock
-    from repromatrix.bisect.rerun import shown_path
-    from repromatrix.cli.bisect import cell_options
-    from repromatrix.environment.indexes import IndexSettings
+    from repromatrix.hunts.rerun import shown_path
 
     lock_files = (args.good_lock, args.bad_lock)
     results = (args.good_results, args.bad_results, args.combination)
@@ -107,35 +85,22 @@ def run_command(args: argparse.Namespace) -> int | None:
             "--combination ID"
         )
     checked_name(args.name)  # bad input before anything else: it must stay inside --out
-    wheelhouse = IndexSettings.wheelhouse(args.wheelhouse) if args.wheelhouse else None
-    cell = cell_options(args, held_only=True, index=wheelhouse)
-    probe = Probe(case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout)
+    cell = hunting.cell_spec(args, held_only=True)
     probe_args = ["--case", args.case] if args.case else ["--script", shown_path(args.script)]
     shown = [*origin, *probe_args]
     for pin in args.pin:
         shown += ["--pin", pin]
     if args.cell:
         shown += ["--cell", args.cell]
-    options = CulpritOptions(
+    return CulpritOptions(
         good=good,
         bad=bad,
-        probe=probe,
-        pins=cell.pins,
+        probe=hunting.probe(args),
+        cell=cell,
         name=args.name,
         jobs=args.jobs,
         releases=not args.no_release_bisect,
         out=args.out,
-        python=cell.python,
-        env_dir=args.env_dir,
-        install_timeout=args.install_timeout,
-        index=cell.index,
+        index=hunting.cell_index(args, cell),
         command=reproduce_command(shown),
-        cell=cell.settings,
     )
-    try:
-        _record, code = run_culprit(options)
-    except KeyboardInterrupt as stopped:
-        why, code = procs.interrupt_words(stopped)
-        print(f"repromatrix: {why}; the steps done are in culprit.json", file=sys.stderr)
-        return code
-    return code

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from repromatrix import gh
 from repromatrix.errors import UserError
+from repromatrix.hunt_table import BY_NAME, HUNTS
 from repromatrix.matrix.defaults import KNOWN_ISSUES_FILE
 from repromatrix.nightly import slices
 
@@ -28,8 +29,20 @@ if TYPE_CHECKING:
 # results models, no triage.
 
 
+# The hunts the nightly dispatches to a workflow of their own (hunt_table.py).
+DISPATCHED = [row.name for row in HUNTS if row.workflow]
+
 # What add_commands adds (cli/app.py builds only the group a command line names).
 COMMANDS = ("ci-matrix", "merge", "triage", "hunt-inputs", "baseline")
+
+
+def _github_output(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument(
+        "--github-output",
+        type=Path,
+        default=Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None,
+        help=help,
+    )
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -91,10 +104,10 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="start the bisect workflow for each culprit hunt (gh workflow run)",
     )
-    triaging.add_argument("--workflow", default="bisect.yml")
+    triaging.add_argument("--workflow", default=BY_NAME["bisect"].workflow)
     triaging.add_argument(
         "--culprit-workflow",
-        default="culprit.yml",
+        default=BY_NAME["culprit"].workflow,
         help="the workflow of a culprit hunt (several packages moved): %(default)s",
     )
     triaging.add_argument("--ref", help="the branch the bisect workflow runs on")
@@ -111,27 +124,17 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--baseline-note",
         help="why there is no baseline (repromatrix baseline says it), shown on the issue",
     )
-    triaging.add_argument(
-        "--github-output",
-        type=Path,
-        default=Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None,
-        help="step outputs file (default: $GITHUB_OUTPUT)",
-    )
+    _github_output(triaging, "step outputs file (default: $GITHUB_OUTPUT)")
 
     hunting = commands.add_parser(
         "hunt-inputs",
         help="check a hunt workflow's inputs (bisect.yml, culprit.yml) before a runner is taken",
     )
-    hunting.add_argument("--workflow", choices=["bisect", "culprit"], required=True)
+    hunting.add_argument("--workflow", choices=DISPATCHED, required=True)
     hunting.add_argument(
         "--cases", type=Path, default=Path("cases"), help="the cases folder (default: cases)"
     )
-    hunting.add_argument(
-        "--github-output",
-        type=Path,
-        default=Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None,
-        help="step outputs file (default: $GITHUB_OUTPUT): runner=<labels as JSON>",
-    )
+    _github_output(hunting, "step outputs file (default: $GITHUB_OUTPUT): runner=<labels as JSON>")
 
     fetching = commands.add_parser(
         "baseline", help="download last night's nightly-results (the baseline) with gh"
@@ -212,8 +215,7 @@ def _triage(args: argparse.Namespace) -> int:
         label=args.label,
         title=args.title,
         dispatch=args.dispatch,
-        workflow=args.workflow,
-        culprit_workflow=args.culprit_workflow,
+        workflows={"bisect": args.workflow, "culprit": args.culprit_workflow},
         ref=args.ref,
         run=args.run_url or "",
         github_output=args.github_output,

@@ -11,30 +11,22 @@ release untestable), 2 bad input; 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from repromatrix.cli.bisect import _probe_options  # the probe options bisect and check share
+from repromatrix.cli import hunting  # the options, cell and probe every hunt has
 
-# bisect.sweep_ranges's Releases, spelt here so that building the parser does not
+if TYPE_CHECKING:
+    from repromatrix.hunts.sweep.options import SweepOptions
+
+COMMANDS = ("sweep",)  # what add_commands adds (cli/app.py builds only its group)
+
+# search.ranges's Releases, spelt here so that building the parser does not
 # load the sweep (tests/cli/test_startup.py checks that the two agree).
 RELEASES = ("all", "latest-patch", "first-and-last-patch")
 
 
-# What add_commands adds (cli/app.py builds only the group a command line names).
-COMMANDS = ("sweep",)
-
-
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    sweep = commands.add_parser(
-        "sweep",
-        help="run a case or script on every release of one package between two versions",
-        description="Test each selected release of one package between --from and --to, each "
-        "in its own environment, and collapse the outcomes into ranges. Writes "
-        "reports/sweep/<package>-<from>-<to>/sweep.json, sweep.md and a reproducer script "
-        "per bad release. Exit status: 0 done, 1 nothing could be tested (every release "
-        "untestable), 2 bad input.",
-    )
+    sweep = hunting.subcommand(commands, "sweep")
     sweep.add_argument("--package", required=True, help="the package whose releases are swept")
     sweep.add_argument("--from", dest="start", required=True, metavar="VERSION", help="one end")
     sweep.add_argument("--to", dest="end", required=True, metavar="VERSION", help="the other end")
@@ -45,28 +37,10 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="all; latest-patch: the newest patch of each minor series; first-and-last-patch: "
         "its oldest and newest (default: %(default)s)",
     )
-    sweep.add_argument(
-        "--jobs",
-        type=int,
-        default=1,
-        metavar="N",
-        help="releases tested at once, each in its own environment (default: %(default)s)",
-    )
+    hunting.jobs_option(sweep, "releases tested at once, each in its own environment")
     sweep.add_argument("--pre", action="store_true", help="include pre-releases")
-    sweep.add_argument(
-        "--as-of",
-        metavar="PACKAGE|DATE|none",
-        help="the rest of the stack as of a date, or of the upload of a package's pinned "
-        "release (default: the swept package: each release with the stack of its day, "
-        "what an exact pin newer than that day needs as today, as bisect); none: today's stack",
-    )
-    sweep.add_argument(
-        "--out",
-        type=Path,
-        default=Path("reports/sweep"),
-        help="where the report folder goes (default: %(default)s "
-        "beside the matrix.yaml found upward, else here)",
-    )
+    hunting.as_of_option(sweep, "the swept package: each release", ", as bisect")
+    hunting.out_option(sweep, "reports/sweep")
     sweep.add_argument(
         "--issue",
         type=int,
@@ -74,47 +48,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="post sweep.md as a comment on GitHub issue N with gh "
         "(prints the gh command when gh is missing or not logged in)",
     )
-    _probe_options(sweep)
+    hunting.probe_options(sweep)
 
 
-def run_command(args: argparse.Namespace) -> int | None:
-    """Run ``sweep``; None for any other command."""
-    if args.command != "sweep":
-        return None
-    from repromatrix import procs
-    from repromatrix.bisect.check import Probe
-    from repromatrix.bisect.sweep import Releases, SweepOptions, run_sweep
-    from repromatrix.cli.bisect import cell_options, project_packages
-    from repromatrix.environment.as_of import parse_as_of
-    from repromatrix.names import canonicalize_name
+def options(args: argparse.Namespace) -> SweepOptions:
+    """The sweep a command line asks for."""
+    from repromatrix.hunts.sweep.run import Releases, SweepOptions
 
-    cell = cell_options(args, searched=canonicalize_name(args.package))
-    options = SweepOptions(
-        package=args.package,
-        start=args.start,
-        end=args.end,
-        probe=Probe(
-            case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout
-        ),
-        pins=cell.pins,
-        index=cell.index,
-        cell=cell.settings,
-        releases=Releases(args.releases),
-        jobs=args.jobs,
-        pre=args.pre,
-        wheelhouse=args.wheelhouse,
-        out=args.out,
-        python=cell.python,
-        env_dir=args.env_dir,
-        install_timeout=args.install_timeout,
-        issue=args.issue,
-        as_of=parse_as_of(args.package if args.as_of is None else args.as_of),
-        stack=project_packages(),
-    )
-    try:
-        _record, code = run_sweep(options)
-    except KeyboardInterrupt as stopped:
-        why, code = procs.interrupt_words(stopped)
-        print(f"repromatrix: {why}; the releases done are in sweep.json", file=sys.stderr)
-        return code
-    return code
+    ends = {"start": args.start, "end": args.end, "releases": Releases(args.releases)}
+    return SweepOptions(**hunting.searched(args), **ends, out=args.out, issue=args.issue)

@@ -13,9 +13,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repromatrix.errors import UserError
 from repromatrix.redact import redact_text
+
+if TYPE_CHECKING:
+    from repromatrix.matrix.cell import CellSpec
 
 # pip variable -> the uv variables that, when set, already say the same thing.
 _PIP_TO_UV = {
@@ -79,6 +83,14 @@ class IndexSettings:
             find_links=_unique(find_links + self.find_links),
             no_index=self.no_index,
             uv_variables=self.uv_variables,
+        )
+
+    def for_cell(self, cell: CellSpec) -> IndexSettings:
+        """A cell's own indexes (matrix.cell.CellSpec) over these."""
+        return self.overlaid(
+            index_url=cell.index_url,
+            extra_index_urls=cell.extra_index_urls,
+            find_links=cell.find_links,
         )
 
     @classmethod

@@ -21,10 +21,10 @@ from repromatrix.matrix.pins import Pin, PinKind
 
 if TYPE_CHECKING:  # the matrix's models (pydantic) only where a combination is built
     from repromatrix.environment.as_of import TimeTravel
-    from repromatrix.matrix.model import Combination
+    from repromatrix.matrix.cell import CellSpec
 
 # What a cell gets besides its pins: the runner drives pytest inside it. A script
-# probe's cell goes without (bisect/check.py): it runs with the cell's Python alone.
+# probe's cell goes without (probe/check.py): it runs with the cell's Python alone.
 CELL_TOOLING = ("pytest>=8", "pytest-xdist>=3.5")
 
 
@@ -67,20 +67,23 @@ class EnvRequest:
         return [arg for tree in self.sources for arg in ("--refresh-package", tree.package)]
 
     @classmethod
-    def for_combination(cls, combo: Combination, user_index: IndexSettings) -> EnvRequest:
+    def for_cell(
+        cls, cell: CellSpec, index: IndexSettings, tooling: tuple[str, ...] = CELL_TOOLING
+    ) -> EnvRequest:
+        """The one road from a cell to the store: ``cell`` (matrix.cell: from a
+        combination or a command line), ``index`` where its packages come from (the
+        cell's own indexes over the user's: IndexSettings.for_cell), ``tooling`` what
+        runs in it besides its pins (a script probe needs none)."""
         return cls(
-            pins=combo.pins,
-            python=combo.python,
-            index=user_index.overlaid(
-                index_url=combo.index_url,
-                extra_index_urls=combo.extra_index_urls,
-                find_links=combo.find_links,
-            ),
-            exclude_newer=combo.exclude_newer,
-            overrides=combo.overrides,
-            env=combo.env,
-            as_of=combo.as_of,
-            stack=combo.stack,
+            pins=cell.pins,
+            python=cell.python,
+            index=index,
+            exclude_newer=cell.exclude_newer,
+            overrides=cell.overrides,
+            env=cell.env,
+            tooling=tooling,
+            as_of=cell.as_of,
+            stack=cell.stack if cell.as_of else (),  # what a cutoff moves; nothing without one
         )
 
 

@@ -20,13 +20,15 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from repromatrix.bisect.check import parse_pin_option, unique_pins
 from repromatrix.errors import UserError
+from repromatrix.hunt_table import HUNTS
 from repromatrix.matrix.pins import pin_text
 from repromatrix.names import canonicalize_name
+from repromatrix.probe.check import parse_pin_option, unique_pins
 
 PREFIX = "/repromatrix"
-KINDS = ("sweep", "bisect", "check", "approve")
+# The hunts the bot offers, and approve (the repro as it is now is the one the watch runs).
+KINDS = (*(row.name for row in HUNTS if row.issue), "approve")
 RELEASES = ("all", "latest-patch", "first-and-last-patch")
 FINDS = ("first-bad", "first-good")
 MAX_LINE = 2000  # characters of the command line

@@ -23,8 +23,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from repromatrix.bisect.check import parse_pin_option
 from repromatrix.errors import UserError, key_path
+from repromatrix.probe.check import parse_pin_option
 
 CONFIG_FILE = Path(".github/repromatrix.yml")
 TRUSTED_VARIABLE = "REPROMATRIX_TRUSTED"

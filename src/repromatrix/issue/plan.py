@@ -3,7 +3,7 @@ an artifact (plan/plan.json and one repro-<issue>.py per job). Every job reads i
 through ``read_plan``, which validates it: a job trusts no file it did not write.
 
 ``preflight`` checks a job against the package index with the library's own planners
-(bisect.sweep_options.plan, bisect.options.plan: package known, versions released, pins that do
+(hunts.sweep.options.plan, hunts.bisect.options.plan: package known, versions released, pins that do
 not conflict, the case defined) and the repository's limits, before anything is built.
 Nothing here runs the repro.
 """
@@ -17,19 +17,21 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from repromatrix.bisect.check import Probe, parse_pin_option, unique_pins
-from repromatrix.bisect.options import BisectOptions
-from repromatrix.bisect.options import plan as bisect_plan
-from repromatrix.bisect.search import Find
-from repromatrix.bisect.sweep_options import SweepOptions
-from repromatrix.bisect.sweep_options import plan as sweep_plan
-from repromatrix.bisect.sweep_ranges import Releases
 from repromatrix.errors import UserError
+from repromatrix.hunts.bisect.options import BisectOptions
+from repromatrix.hunts.bisect.options import plan as bisect_plan
+from repromatrix.hunts.sweep.options import SweepOptions
+from repromatrix.hunts.sweep.options import plan as sweep_plan
 from repromatrix.issue.command import Command
 from repromatrix.issue.config import DEFAULT_BOTS, IssueSettings
 from repromatrix.issue.repro import Repro
+from repromatrix.matrix.cell import CellSpec
 from repromatrix.matrix.pins import pin_text
+from repromatrix.probe.check import parse_pin_option, unique_pins
+from repromatrix.probe.spec import Probe
 from repromatrix.results import write_json_atomic, write_text_atomic
+from repromatrix.search.bisection import Find
+from repromatrix.search.ranges import Releases
 
 PLAN_FILE = "plan.json"
 LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
@@ -165,7 +167,7 @@ def sweep_options(job: Job, folder: Path, cases: Path, out: Path) -> SweepOption
         start=job.start,
         end=job.end,
         probe=probe_for(job, folder, cases),
-        pins=pins_of(job),
+        cell=CellSpec(pins=pins_of(job)),
         releases=Releases(job.releases),
         out=out,
     )
@@ -178,10 +180,9 @@ def bisect_options(job: Job, folder: Path, cases: Path, out: Path) -> BisectOpti
         good=job.start,
         bad=job.end,
         probe=probe_for(job, folder, cases),
-        pins=pins_of(job),
+        cell=CellSpec(pins=pins_of(job)),  # today's stack: what the issue's reader installs
         find=Find(job.find),
         out=out,
-        as_of=None,  # today's stack: what the issue's reader installs
     )
 
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from repromatrix.bisect.check import parse_pin_option
 from repromatrix.errors import UserError
 from repromatrix.matrix.pins import PinKind, pin_text
+from repromatrix.probe.check import parse_pin_option
 
 MARKER = "# repromatrix"
 MAX_REPRO = 50_000  # characters of a repro block

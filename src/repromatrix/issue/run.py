@@ -1,5 +1,5 @@
 """The ``run`` job: a job of the plan (one issue's; the workflow runs one job per issue)
-through the library (bisect.sweep.run_sweep, bisect.flow.run_bisect, bisect.check.check),
+through the library (hunts.sweep.run_sweep, hunts.bisect.run_bisect, probe's CellProber),
 its answer to answers/<issue>/.
 
 This is the one place code from the internet runs. The job has no token
@@ -27,18 +27,21 @@ from types import FrameType
 from rich.console import Console
 
 from repromatrix import procs
-from repromatrix.bisect.check import CheckOptions, check, pins_text
-from repromatrix.bisect.flow import run_bisect
-from repromatrix.bisect.report import markdown as bisect_markdown
-from repromatrix.bisect.search import ProbeOutcome
-from repromatrix.bisect.sweep import run_sweep
 from repromatrix.console import plain_console
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.github.markdown import code_block, code_span, details, one_line
+from repromatrix.hunts.bisect.report import markdown as bisect_markdown
+from repromatrix.hunts.bisect.run import run_bisect
+from repromatrix.hunts.sweep.run import run_sweep
 from repromatrix.issue.answer import MAX_MARKDOWN, Result, answer_folder, write_result
 from repromatrix.issue.plan import Job, Plan, bisect_options, pins_of, probe_for, sweep_options
+from repromatrix.matrix.cell import CellSpec
+from repromatrix.probe.check import pins_text
+from repromatrix.probe.prober import CellProber
+from repromatrix.probe.spec import Trial
 from repromatrix.redact import redact_text
+from repromatrix.search.bisection import ProbeOutcome
 
 # What a repro may see of the run job's environment: where things are, the locale, the
 # GPUs, the package index settings and how to reach the index (uv and the cells need
@@ -152,12 +155,7 @@ def run_job(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     base = {"issue": job.issue, "kind": job.kind}
     try:
         with deadline(job.timeout + 60):
-            if job.kind == "sweep":
-                result = _sweep(job, folder, out, cases)
-            elif job.kind == "bisect":
-                result = _bisect(job, folder, out, cases)
-            else:
-                result = _check(job, folder, out, cases)
+            result = ANSWERS[job.kind](job, folder, out, cases)
     except UserError as err:
         result = Result(**base, status="refused", headline=str(err))
     except OutOfTime:
@@ -227,11 +225,10 @@ def _bisect(job: Job, folder: Path, out: Path, cases: Path) -> Result:
 def _check(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     pins = pins_of(job)
     probe = probe_for(job, folder, cases).defined()
-    observation = check(
-        CheckOptions(pins=pins, probe=probe, index=IndexSettings.from_environment()),
-        workdir=out / "steps",
+    observation = CellProber()(
+        Trial(probe, CellSpec(pins=pins), IndexSettings.from_environment(), out / "steps")
     )
-    resolved = observation.extra.get("resolved") or {}
+    resolved = observation.resolved
     followed = job.watched or [p.package for p in pins]
     versions = {name: resolved[name] for name in followed if name in resolved}
     outcome = observation.outcome.value
@@ -240,12 +237,12 @@ def _check(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     lines = [f"**{outcome}** with {said}"]
     if outcome != "good":
         lines.append(f"- error: {_code(observation.detail)}")
-    python = observation.extra.get("python")
+    python = observation.cell.python if observation.cell else None
     shown = {p.package: resolved.get(p.package, "not installed") for p in pins}
     environment = ", ".join(f"{k} {v}" for k, v in shown.items())
     lines.append(f"- environment: Python {python or '?'}; {environment}")
     lines.append(f"- pins: {code_span(pins_text(pins))}")
-    tail = observation.extra.get("output_tail") or ""
+    tail = observation.output_tail
     if tail.strip() and outcome != "good":
         lines += ["", details("output (last lines)", code_block(tail.strip()[-3000:]))]
     return Result(
@@ -257,6 +254,16 @@ def _check(job: Job, folder: Path, out: Path, cases: Path) -> Result:
         outcome=outcome,  # type: ignore[arg-type]
         versions=versions,
     )
+
+
+# Each kind's run and answer: the hunts the bot offers (hunt_table.py's issue rows),
+# and a night's watch, which is a check.
+ANSWERS: dict[str, Callable[[Job, Path, Path, Path], Result]] = {
+    "sweep": _sweep,
+    "bisect": _bisect,
+    "check": _check,
+    "watch": _check,
+}
 
 
 def _environment(result: object, job: Job) -> str:

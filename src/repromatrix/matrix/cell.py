@@ -1,4 +1,11 @@
-"""One combination as JSON, both ways: the cell a culprit hunt rebuilds.
+"""A cell: what it is (``CellSpec``, the one road to an environment), and one
+combination as JSON, both ways (the cell a nightly hunt rebuilds).
+
+``CellSpec`` holds what makes a cell besides the harness's own settings: its pins,
+Python, its own indexes, uv's overrides, its variables, time travel. It comes from a
+Combination (``CellSpec.of``: the matrix run, a nightly hunt's ``--cell``) or from a
+command line (``CellSpec.from_command``: ``--pin`` over ``--cell`` over the defaults);
+environment.EnvRequest.for_cell turns it into what the store builds.
 
 The nightly runs a combination from matrix.yaml; when it regresses, triage hands a
 bisect or a culprit hunt to another workflow. That hunt must build the cell the
@@ -20,16 +27,89 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repromatrix.errors import UserError
-from repromatrix.matrix.load import parse_matrix
-from repromatrix.matrix.model import Combination
-from repromatrix.matrix.pins import PinKind
+from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.redact import URL_CREDENTIALS, is_secret_name
 
+if TYPE_CHECKING:  # the models (pydantic) load only where a combination is read
+    from repromatrix.matrix.model import Combination
+
 CELL_TIER = "cell"
+# Pins a lock cannot carry (culprit's locks pin every other package exactly).
+LOCKLESS = (PinKind.ABSENT, PinKind.SYSTEM, PinKind.DIRECT)
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """What a cell is: its pins, the base interpreter, its own indexes (over the
+    user's: IndexSettings.for_cell), uv's overrides, the variables its probe runs
+    with, and time travel (a date or a pinned package, and the stack it moves).
+    Every field but the harness's own settings is part of the environment's
+    identity."""
+
+    pins: tuple[Pin, ...] = ()
+    python: str | None = None
+    index_url: str | None = None
+    extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
+    exclude_newer: str | None = None
+    overrides: tuple[str, ...] = ()  # uv --override: replace what any package requires
+    env: tuple[tuple[str, str], ...] = ()
+    as_of: str | None = None  # environment/as_of.py; None: today's stack
+    stack: tuple[str, ...] = ()  # what as_of moves beside the default stack
+
+    @classmethod
+    def of(cls, combo: Combination) -> CellSpec:
+        """A combination's cell, as the matrix run builds it: the fields a CellSpec
+        and a Combination share, by name."""
+        return cls(**{f.name: getattr(combo, f.name) for f in fields(cls)})
+
+    @classmethod
+    def from_command(
+        cls,
+        pins: tuple[Pin, ...],
+        *,
+        cell: Combination | None = None,
+        searched: str | None = None,
+        held_only: bool = False,
+        python: str | None = None,
+    ) -> CellSpec:
+        """A command's cell: its ``--pin`` over ``--cell``'s combination (its pins,
+        Python, indexes, overrides and variables). ``searched``: the package the
+        command varies (its pin in the combination gives way). ``held_only``: only
+        the combination's pins a lock cannot carry (null, system, git), for culprit,
+        whose locks pin every other package exactly. Time travel is the command's own
+        (``with_time_travel``)."""
+        if cell is None:
+            return cls(pins=pins, python=python)
+        given = {pin.package for pin in pins}
+        under = tuple(
+            pin
+            for pin in cell.pins
+            if pin.package not in given
+            and pin.package != searched
+            and (not held_only or pin.kind in LOCKLESS)
+        )
+        # The combination's indexes, overrides and variables; not its time travel.
+        return replace(
+            cls.of(cell),
+            pins=(*under, *pins),
+            python=python or cell.python,
+            exclude_newer=None,
+            as_of=None,
+            stack=(),
+        )
+
+    def with_pins(self, *pins: Pin) -> CellSpec:
+        """The cell with ``pins`` added after its own (a candidate's pin on top)."""
+        return replace(self, pins=(*self.pins, *pins))
+
+    def with_time_travel(self, as_of: str | None, stack: tuple[str, ...] = ()) -> CellSpec:
+        return replace(self, as_of=as_of, stack=stack)
 
 
 def _no_credentials(url: str) -> str:
@@ -57,10 +137,9 @@ def cell_settings(combo: Combination) -> dict[str, Any]:
         out["python"] = combo.python
     if combo.index_url:
         out["index_url"] = _no_credentials(combo.index_url)
-    if combo.extra_index_urls:
-        out["extra_index_urls"] = [_no_credentials(u) for u in combo.extra_index_urls]
-    if combo.find_links:
-        out["find_links"] = [_no_credentials(u) for u in combo.find_links]
+    for key in ("extra_index_urls", "find_links"):  # lists of URLs or folders
+        if getattr(combo, key):
+            out[key] = [_no_credentials(u) for u in getattr(combo, key)]
     if combo.exclude_newer:
         out["exclude_newer"] = combo.exclude_newer
     if combo.as_of:
@@ -99,6 +178,8 @@ def parse_cell(text: str, source: str) -> Combination:
         raise UserError(f"{source}: pins: must be an object of package: spec")
     if not isinstance(data.get("id", "cell"), str):
         raise UserError(f"{source}: id: {data['id']!r} is not text")
+    from repromatrix.matrix.load import parse_matrix  # the loader (pydantic, YAML) only here
+
     entry = {"id": data.pop("id", "cell"), **data, **pins}
     packages = list(dict.fromkeys([*stack, *pins])) or ["torch"]
     document = {"schema": 1, "packages": packages, "tiers": {CELL_TIER: [entry]}}

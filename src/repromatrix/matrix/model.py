@@ -36,6 +36,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from repromatrix.errors import UserError
+from repromatrix.hunt_table import HUNT_NAMES
 from repromatrix.matrix.pins import Pin, number_hint
 from repromatrix.names import canonicalize_name
 
@@ -47,12 +48,10 @@ RESERVED_IDS = frozenset(
     {
         "matrix",
         "tests",
+        "tests-fast",
         "lint",
         "report",
-        "bisect",
-        "sweep",
-        "check",
-        "culprit",
+        *HUNT_NAMES,  # bisect, sweep, check, culprit: one session per hunt
         "nightly-dry-run",
     }
 )

@@ -6,9 +6,11 @@ or a noxfile without that session: ``repromatrix init``'s has no sweep or culpri
 The noxfile is read with ``ast``, never imported or run (``nox -l`` takes a second and
 runs the project's code): its sessions are the functions decorated with
 ``@nox.session`` (named by ``name=`` where given) and the ``nox.session(func,
-name=...)`` calls; a call whose name is not a literal (``name=combination_id`` in a
-loop) is taken to make one session per combination of the matrix beside it, as
-repromatrix's own noxfile and ``repromatrix init``'s do.
+name=...)`` calls; a call named by a row of the hunts' table (``name=row.name``, in a
+loop over hunt_table.py's rows) is taken to make one session per hunt, as
+repromatrix's own noxfile does; any other name that is not a literal
+(``name=combination_id`` in a loop) one session per combination of the matrix beside
+it, as repromatrix's own noxfile and ``repromatrix init``'s do.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from repromatrix.hunt_table import HUNT_NAMES
+
 NOXFILE = "noxfile.py"
 
 
@@ -27,7 +31,7 @@ NOXFILE = "noxfile.py"
 class NoxSessions:
     """The sessions a noxfile.py defines, as read without running it."""
 
-    names: frozenset[str]  # sessions with a literal name
+    names: frozenset[str]  # sessions with a literal name, and the hunts' (one per row)
     per_combination: bool  # sessions named at load time: one per combination
 
     def has(self, name: str, *, combination: bool = False) -> bool:
@@ -90,6 +94,8 @@ def _read(path: Path, _mtime_ns: int, _size: int) -> NoxSessions | None:
                 names.add(node.args[0].id)
             elif _literal(name):
                 names.add(_literal(name))
+            elif isinstance(name, ast.Attribute) and name.attr == "name":
+                names |= HUNT_NAMES  # name=row.name: one session per row of the hunts' table
             else:
                 per_combination = True
     names.discard("")

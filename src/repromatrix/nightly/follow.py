@@ -17,10 +17,14 @@ from pathlib import Path
 
 from repromatrix.errors import UserError
 from repromatrix.gh import GitHub
+from repromatrix.hunt_table import HUNTS
 from repromatrix.nightly import tracking
 from repromatrix.nightly.triage import Triage, triage
 from repromatrix.results import Results, write_json_atomic
 from repromatrix.verdicts.knownissues import Registry
+
+# The hunts the nightly dispatches, and to which workflow (the table's rows).
+WORKFLOWS = {row.name: row.workflow for row in HUNTS if row.workflow}
 
 
 @dataclass
@@ -37,8 +41,8 @@ class FollowOptions:
     label: str = "nightly-regression"
     title: str = "Nightly: regressions"
     dispatch: bool = False
-    workflow: str = "bisect.yml"
-    culprit_workflow: str = "culprit.yml"
+    # Each hunt the triage asks for -> the workflow it is dispatched to (hunt_table.py).
+    workflows: Mapping[str, str] = field(default_factory=lambda: dict(WORKFLOWS))
     ref: str | None = None
     run: str = ""  # this run's link
     github_output: Path | None = None
@@ -157,18 +161,14 @@ def _dispatch(options: FollowOptions, client: GitHub, followed: Followed) -> Non
     same = {
         k: v for k, v in (("runner", options.runner), ("repromatrix", options.repromatrix)) if v
     }
-    for request in followed.found.bisects:
+    for request in followed.found.requests():
         inputs = {**request.workflow_inputs(issue), **same}
-        client.dispatch(options.workflow, inputs, ref=options.ref)
-    for hunt in followed.found.culprits:
-        inputs = {**hunt.workflow_inputs(issue), **same}
-        client.dispatch(options.culprit_workflow, inputs, ref=options.ref)
+        client.dispatch(options.workflows[request.HUNT], inputs, ref=options.ref)
 
 
 def _hunts(options: FollowOptions, found: Triage, night: tracking.Night) -> list[tracking.Hunt]:
     """Tonight's hunts as the issue lists them, under the workflow each is sent to."""
-    sent = [(options.workflow, b) for b in found.bisects]
-    sent += [(options.culprit_workflow, c) for c in found.culprits]
+    sent = [(options.workflows[request.HUNT], request) for request in found.requests()]
     return [
         tracking.Hunt(
             key=request.hunt,

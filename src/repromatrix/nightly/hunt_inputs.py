@@ -14,12 +14,12 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from repromatrix.bisect.check import parse_pin_option
 from repromatrix.errors import UserError
 from repromatrix.matrix import CaseIndex
 from repromatrix.matrix.cell import parse_cell
 from repromatrix.matrix.model import ID_PATTERN  # a report folder's name: never a path
 from repromatrix.matrix.pins import is_version
+from repromatrix.probe.check import parse_pin_option
 
 DEFAULT_RUNNER = '["self-hosted", "linux", "gpu"]'
 

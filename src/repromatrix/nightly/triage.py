@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import ClassVar
 
 from packaging.version import InvalidVersion, Version
 
@@ -53,6 +54,8 @@ class Regression:
 @dataclass(frozen=True)
 class BisectRequest:
     """The inputs of bisect.yml (and of ``nox -s bisect``) for one culprit hunt."""
+
+    HUNT: ClassVar[str] = "bisect"  # its row in hunt_table.py
 
     package: str
     good: str
@@ -79,7 +82,7 @@ class BisectRequest:
         return f"{self.package} {self.good}..{self.bad} ({self.find})"
 
     def workflow_inputs(self, issue: int | None = None) -> dict[str, str]:
-        inputs = {
+        return _dispatched({
             "package": self.package,
             "good": self.good,
             "bad": self.bad,
@@ -87,17 +90,15 @@ class BisectRequest:
             "case": self.case,
             "pins": " ".join(self.pins),
             "cell": self.cell,
-            "hunt": self.hunt,
-        }
-        if issue is not None:
-            inputs["issue"] = str(issue)
-        return inputs
+        }, self.hunt, issue)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class CulpritRequest:
     """The inputs of culprit.yml (and of ``nox -s culprit``): last night's and tonight's
     resolved versions of one combination as locks, and the case that regressed."""
+
+    HUNT: ClassVar[str] = "culprit"  # its row in hunt_table.py
 
     combination: str
     case: str
@@ -117,18 +118,14 @@ class CulpritRequest:
         return f"{self.combination}: {len(self.changed)} packages moved"
 
     def workflow_inputs(self, issue: int | None = None) -> dict[str, str]:
-        inputs = {
+        return _dispatched({
             "good": " ".join(self.good),
             "bad": " ".join(self.bad),
             "case": self.case,
             "pins": " ".join(self.pins),
             "name": self.combination,
             "cell": self.cell,
-            "hunt": self.hunt,
-        }
-        if issue is not None:
-            inputs["issue"] = str(issue)
-        return inputs
+        }, self.hunt, issue)  # fmt: skip
 
     def command(self, good_results: str, bad_results: str) -> str:
         """The local command that hunts the same culprit from the two results folders."""
@@ -145,6 +142,15 @@ class CulpritRequest:
         return command_line("culprit", args, folder=Path.cwd())
 
 
+def _dispatched(inputs: dict[str, str], hunt: str, issue: int | None) -> dict[str, str]:
+    """A hunt's workflow inputs, with its name on the tracking issue and the issue's
+    number (its answer goes there)."""
+    inputs["hunt"] = hunt
+    if issue is not None:
+        inputs["issue"] = str(issue)
+    return inputs
+
+
 @dataclass
 class Triage:
     regressions: list[Regression] = field(default_factory=list)
@@ -156,6 +162,10 @@ class Triage:
     @property
     def regressed(self) -> bool:
         return bool(self.regressions or self.flagged)
+
+    def requests(self) -> list[BisectRequest | CulpritRequest]:
+        """Every hunt asked for, each with its ``HUNT`` (the workflow it goes to)."""
+        return [*self.bisects, *self.culprits]
 
     def dump(self) -> dict:
         return {

@@ -1,0 +1,78 @@
+"""The ``check`` command of the command line (cli/app.py adds it).
+
+    repromatrix check (--case ID | --script F.py) --pin PKG==VER [--pin ...]
+                      [--as-of PACKAGE|DATE]
+
+``check`` speaks git bisect run's language: exit 0 good, 1 bad, 125 untestable
+(install failure, exit 125, skipped case). Bad input exits 128, which makes
+``git bisect run`` stop instead of marking the commit bad.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from repromatrix.cli import hunting  # the options, cell and probe every hunt has
+from repromatrix.errors import UserError
+
+if TYPE_CHECKING:
+    from repromatrix.hunts.check.run import CheckOptions
+    from repromatrix.probe.prober import Prober
+
+COMMANDS = ("check",)  # what add_commands adds (cli/app.py builds only its group)
+
+
+class CheckInputError(UserError):
+    """Bad input to ``check``: git bisect run stops on exit codes above 127 (1-127,
+    125 aside, would mark the commit bad)."""
+
+    exit_code = 128
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    check = hunting.subcommand(commands, "check")
+    check.add_argument(
+        "--as-of",
+        metavar="PACKAGE|DATE",
+        help="the stack's other packages as of a date, or of the upload of a package's "
+        "pinned release (--pin transformers==4.46.3 --as-of transformers)",
+    )
+    hunting.probe_options(check)
+    # argparse's own errors too: git bisect run reads 2 as "bad".
+    check.bad_input_exit = CheckInputError.exit_code  # type: ignore[attr-defined]
+
+
+def options(args: argparse.Namespace) -> CheckOptions:
+    """The check a command line asks for."""
+    if not args.pin and not args.cell:
+        raise UserError("check: give the environment with --pin PKG==VER (repeatable) or --cell")
+    from repromatrix.hunts.check.run import CheckOptions
+
+    cell = hunting.cell_spec(args)
+    if args.as_of is not None:  # the time-travel module loads only when asked for
+        from repromatrix.environment.as_of import parse_as_of
+
+        # The project's packages (matrix.yaml: the YAML reader and the models) are read
+        # only when the stack travels.
+        cell = cell.with_time_travel(parse_as_of(args.as_of), hunting.project_packages())
+    return CheckOptions(probe=hunting.probe(args), cell=cell, index=hunting.cell_index(args, cell))
+
+
+def run(args: argparse.Namespace, with_prober: Prober | None = None) -> int:
+    """Run ``check``: git bisect run's exit code, 128 for bad input; what the run
+    printed goes to stderr, the verdict line to stdout."""
+    from repromatrix.hunts.check.run import plan
+    from repromatrix.hunts.check.run import run as run_check
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr)
+
+    try:
+        checked = plan(options(args), say)
+        prober = with_prober or hunting.prober(args, log=say)
+        _observation, code = run_check(checked, prober, say=say)
+    except UserError as err:
+        raise CheckInputError(str(err)) from None
+    return code

@@ -1,0 +1,1 @@
+"""bisect: the release (or commit) where a case or script changed outcome."""

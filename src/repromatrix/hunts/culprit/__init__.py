@@ -1,0 +1,1 @@
+"""culprit: which of the packages that moved between two locks broke it."""

@@ -1,0 +1,1 @@
+"""sweep: every selected release of one package probed; the outcomes as ranges."""

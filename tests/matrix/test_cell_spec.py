@@ -1,0 +1,88 @@
+"""matrix/cell.py's CellSpec: the one road to a cell, from a combination (the matrix
+run) or from a command line (--pin over --cell), and what the store is asked for it."""
+
+from __future__ import annotations
+
+from repromatrix.environment import EnvRequest, IndexSettings
+from repromatrix.matrix import load_matrix
+from repromatrix.matrix.cell import CellSpec
+from repromatrix.matrix.pins import PinKind, parse_pin
+
+MATRIX = """
+packages: [torch, transformers, peft, torchvision]
+tiers:
+  t:
+    - id: full
+      python: "3.11"
+      torch: system
+      transformers: "4.46.3"
+      peft: git+https://github.com/huggingface/peft@abc123
+      torchvision: null
+      index_url: https://mirror.example/simple
+      extra_index_urls: [https://download.example/whl/cpu]
+      find_links: [/srv/wheels]
+      exclude_newer: "2025-01-01"
+      overrides: ["certifi>=2026.1"]
+      env: {HF_HUB_OFFLINE: "1"}
+      as_of: transformers
+"""
+
+
+def _combo(write_matrix):
+    return load_matrix(write_matrix(MATRIX)).find("full")
+
+
+def test_a_combinations_cell_is_everything_it_sets_for_its_environment(write_matrix) -> None:
+    combo = _combo(write_matrix)
+    cell = CellSpec.of(combo)
+    index = IndexSettings(find_links=("/user/wheels",)).for_cell(cell)
+    request = EnvRequest.for_cell(cell, index)
+    assert request.pins == combo.pins and request.python == "3.11"
+    assert request.index.index_url == "https://mirror.example/simple"
+    assert request.index.extra_index_urls == ("https://download.example/whl/cpu",)
+    assert request.index.find_links == ("/srv/wheels", "/user/wheels"), "the cell's come first"
+    assert request.exclude_newer == "2025-01-01"
+    assert request.overrides == ("certifi>=2026.1",)
+    assert request.env == (("HF_HUB_OFFLINE", "1"),)
+    assert (request.as_of, request.stack) == ("transformers", combo.stack)
+
+
+def test_a_command_lines_pins_go_over_its_cell(write_matrix) -> None:
+    combo = _combo(write_matrix)
+    given = (parse_pin("transformers", "4.57.0"), parse_pin("trl", "latest"))
+    cell = CellSpec.from_command(given, cell=combo, searched="peft", python="3.12")
+    pins = {pin.package: pin for pin in cell.pins}
+    assert pins["transformers"].spec == "4.57.0", "--pin wins over the combination's pin"
+    assert "peft" not in pins, "the searched package gives way"
+    assert pins["torch"].kind is PinKind.SYSTEM and pins["torchvision"].kind is PinKind.ABSENT
+    assert cell.pins[-2:] == given, "the command's own pins come last"
+    assert cell.python == "3.12"
+    assert (cell.index_url, cell.overrides, cell.env) == (
+        combo.index_url,
+        combo.overrides,
+        combo.env,
+    )
+    # Time travel is the command's own (--as-of), never the combination's.
+    assert (cell.as_of, cell.stack, cell.exclude_newer) == (None, (), None)
+
+
+def test_culprits_cell_holds_only_what_a_lock_cannot_carry(write_matrix) -> None:
+    cell = CellSpec.from_command((), cell=_combo(write_matrix), held_only=True)
+    kinds = {pin.package: pin.kind for pin in cell.pins}
+    assert kinds == {
+        "torch": PinKind.SYSTEM,
+        "peft": PinKind.DIRECT,
+        "torchvision": PinKind.ABSENT,
+    }, "transformers' exact pin is the locks' to give"
+
+
+def test_without_a_cell_the_command_line_is_all_there_is() -> None:
+    pin = parse_pin("six", "1.16.0")
+    assert CellSpec.from_command((pin,), python="3.11") == CellSpec(pins=(pin,), python="3.11")
+
+
+def test_a_stack_travels_only_with_a_cutoff() -> None:
+    request = EnvRequest.for_cell(CellSpec(stack=("torch",)), IndexSettings())
+    assert (request.as_of, request.stack) == (None, ()), "no cutoff: nothing moves"
+    dated = CellSpec(stack=("torch",)).with_time_travel("2025-01-01", ("torch",))
+    assert EnvRequest.for_cell(dated, IndexSettings()).stack == ("torch",)

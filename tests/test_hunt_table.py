@@ -1,0 +1,53 @@
+"""hunt_table.py: one row per hunt, and everything that offers a hunt reads it: the
+command line, the noxfile (and its static read), the issue bot, the nightly's triage.
+A hunt is one folder under hunts/ and one row; these tests hold every reader to it."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from pathlib import Path
+
+import pytest
+
+from repromatrix.cli.app import COMMAND_GROUPS
+from repromatrix.hunt_table import HUNT_NAMES, HUNTS
+from repromatrix.hunts import Hunt
+from repromatrix.issue.command import KINDS
+from repromatrix.matrix.model import RESERVED_IDS
+from repromatrix.matrix.sessions import read_sessions
+from repromatrix.nightly.follow import WORKFLOWS
+
+
+@pytest.mark.parametrize("row", HUNTS, ids=lambda row: row.name)
+def test_each_row_names_a_hunt_of_the_one_shape(row) -> None:
+    module = importlib.import_module(row.module)
+    for name in ("plan", "run"):
+        assert callable(getattr(module, name, None)), f"{row.module}.{name}"
+    # run(plan, prober, ...): the hunt is handed its prober (hunts.Hunt).
+    assert list(inspect.signature(module.run).parameters)[1] == "prober"
+    assert list(inspect.signature(Hunt.run).parameters)[2] == "prober"
+    command = importlib.import_module(row.cli)
+    assert (row.name,) == command.COMMANDS
+    assert callable(getattr(command, "options", None)) or callable(getattr(command, "run", None))
+    assert ((row.name,), row.cli) in COMMAND_GROUPS
+    assert Path(importlib.import_module(f"repromatrix.hunts.{row.name}").__file__).name == (
+        "__init__.py"
+    ), "one folder per hunt"
+
+
+def test_every_reader_offers_the_tables_hunts(repo_root: Path) -> None:
+    sessions = read_sessions(repo_root)
+    assert sessions is not None and sessions.names >= HUNT_NAMES, "one nox session per hunt"
+    assert HUNT_NAMES <= RESERVED_IDS, "no combination may take a hunt's session name"
+    assert set(KINDS) == {row.name for row in HUNTS if row.issue}
+    assert {row.name: row.workflow for row in HUNTS if row.workflow} == WORKFLOWS
+    for workflow in WORKFLOWS.values():
+        assert (repo_root / ".github" / "workflows" / workflow).is_file(), workflow
+
+
+def test_the_table_loads_no_hunt() -> None:
+    """The parser, --help and the noxfile read the table: it imports nothing."""
+    source = Path(importlib.import_module("repromatrix.hunt_table").__file__).read_text()
+    imported = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+    assert imported == ["from __future__ import annotations", "from dataclasses import dataclass"]
