@@ -524,7 +524,7 @@ def test_candidates_the_date_cap_refused_are_named_with_the_way_out(
 
 
 def test_the_console_says_a_yanked_release_is_skipped_and_a_long_error_once(
-    tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, index: str, script: Path
 ) -> None:
     from rich.console import Console
 
@@ -532,14 +532,13 @@ def test_the_console_says_a_yanked_release_is_skipped_and_a_long_error_once(
     truth = {v: ProbeOutcome.GOOD if Version(v) < Version("1.3.0") else ProbeOutcome.BAD
              for v in RELEASES}  # fmt: skip
 
-    def check(options, *, workdir, name, on_environment=None):
-        outcome = truth[options.pins[-1].spec]
+    def prober(trial):
+        outcome = truth[trial.cell.pins[-1].spec]
         detail = "exit 0" if outcome is ProbeOutcome.GOOD else error
-        return Observation(outcome, detail, 1.0, {"environment": "f" * 16, "resolved": {}})
+        return Observation(outcome, detail, 1.0, BuiltCell(identity="f" * 16))
 
-    monkeypatch.setattr(probing, "check", check)
     shown = Console(record=True, width=80, soft_wrap=True, file=open(os.devnull, "w"))  # noqa: SIM115
-    record, _ = run_bisect(options(tmp_path, script, "1.0.0", "2.0.0"), console=shown)
+    record, _ = run_bisect(options(tmp_path, script, "1.0.0", "2.0.0"), prober, console=shown)
     text = shown.export_text()
     assert "skipping yanked tiny-pkg 1.4.1 (PEP 592: not a candidate)" in text
     bad_lines = [line for line in text.splitlines() if ": bad (" in line]

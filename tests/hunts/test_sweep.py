@@ -302,7 +302,7 @@ def cases_root(tmp_path: Path) -> Path:
 
 
 def test_a_case_reproducer_carries_the_case_and_what_it_imports(cases_root: Path) -> None:
-    from repromatrix.bisect.sweep_reproducer import case_files
+    from repromatrix.hunts.sweep.reproducer import case_files
 
     assert case_files("deep/test_answer.py::test_answer[default]", cases_root) == [
         "deep/test_answer.py", "pytest.ini", "conftest.py", "tiny.py",
@@ -321,7 +321,7 @@ def test_a_case_reproducer_carries_the_case_and_what_it_imports(cases_root: Path
 def test_a_case_reproducer_runs_from_any_folder_with_the_real_outcome(
     cases_root: Path, tmp_path: Path, case: str, code: int
 ) -> None:
-    from repromatrix.bisect.sweep_reproducer import standalone_case
+    from repromatrix.hunts.sweep.reproducer import standalone_case
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -338,8 +338,8 @@ def test_a_case_reproducer_runs_from_any_folder_with_the_real_outcome(
 def test_uv_runs_a_case_reproducer_with_pytest_from_its_own_block(
     cases_root: Path, tmp_path: Path
 ) -> None:
-    from repromatrix.bisect.sweep_report import reproducer
-    from repromatrix.bisect.sweep_reproducer import standalone_case
+    from repromatrix.hunts.sweep.report import reproducer
+    from repromatrix.hunts.sweep.reproducer import standalone_case
 
     script = tmp_path / "reproduce-1.0.py"
     body = standalone_case("deep/test_answer.py::test_wrong", cases_root)
@@ -357,10 +357,13 @@ def test_a_reproducer_builds_a_folder_pin_from_where_the_script_is(tmp_path: Pat
     (a uv path source), so `uv run` from any folder builds the package, not a PyPI name."""
     from packaging.version import Version as V
 
-    from repromatrix.bisect import sweep_options, sweep_reproducer
-    from repromatrix.bisect.check import Probe, parse_pin_option
-    from repromatrix.bisect.sweep_report import ResultRecord, SweepRecord
     from repromatrix.environment import IndexSettings
+    from repromatrix.hunts.sweep import options as sweep_options
+    from repromatrix.hunts.sweep import reproducer as sweep_reproducer
+    from repromatrix.hunts.sweep.report import ResultRecord, SweepRecord
+    from repromatrix.probe.candidates import Listing
+    from repromatrix.probe.check import parse_pin_option
+    from repromatrix.probe.spec import Probe
 
     project = tmp_path / "mylib"
     (project / "src" / "mylib").mkdir(parents=True)
@@ -382,7 +385,15 @@ def test_a_reproducer_builds_a_folder_pin_from_where_the_script_is(tmp_path: Pat
         package="six", start="1.15.0", end="1.16.0", probe=Probe(script=probe), pins=(pin,)
     )
     checked = sweep_options.Plan(
-        "six", V("1.15.0"), V("1.16.0"), None, [], IndexSettings(), Probe(script=probe), folder
+        package="six",
+        listing=Listing(package="six", releases={}, sources=[]),
+        candidates=[],
+        index=IndexSettings(),
+        probe=Probe(script=probe),
+        folder=folder,
+        low=V("1.15.0"),
+        high=V("1.16.0"),
+        options=options,
     )
     result = ResultRecord(version="1.16.0", outcome="bad", seconds=1.0,
                           resolved={"six": "1.16.0", "mylib": "0.0.1"})  # fmt: skip

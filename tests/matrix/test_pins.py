@@ -136,9 +136,9 @@ def test_matrix_folder_pins_are_relative_to_the_matrix_file(write_matrix, tmp_pa
 
 
 def test_pin_option_takes_a_folder_relative_to_the_working_directory(tmp_path, monkeypatch):
-    from repromatrix.bisect.check import parse_pin_option
     from repromatrix.errors import UserError
     from repromatrix.matrix.pins import pin_text
+    from repromatrix.probe.check import parse_pin_option
 
     monkeypatch.chdir(tmp_path)
     pin = parse_pin_option("mylib=.")

@@ -1,4 +1,4 @@
-"""The culprit search (bisect/ddmin.py) against synthetic oracles: no environments."""
+"""The culprit search (search/ddmin.py) against synthetic oracles: no environments."""
 
 from __future__ import annotations
 

@@ -27,8 +27,9 @@ from repromatrix.names import canonicalize_name
 from repromatrix.probe.check import parse_pin_option, unique_pins
 
 PREFIX = "/repromatrix"
-# The hunts the bot offers, and approve (the repro as it is now is the one the watch runs).
-KINDS = (*(row.name for row in HUNTS if row.issue), "approve")
+HUNT_KINDS = tuple(row.name for row in HUNTS if row.issue)  # the hunts the bot offers
+# ... and approve: the repro as it is now is the one the watch runs.
+KINDS = (*HUNT_KINDS, "approve")
 RELEASES = ("all", "latest-patch", "first-and-last-patch")
 FINDS = ("first-bad", "first-good")
 MAX_LINE = 2000  # characters of the command line

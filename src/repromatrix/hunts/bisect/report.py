@@ -23,8 +23,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from repromatrix import procs
-from repromatrix.hunts.rerun import refusal_line
 from repromatrix.github.markdown import table_cell
+from repromatrix.hunts.rerun import refusal_line
 from repromatrix.redact import redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
 

@@ -22,6 +22,7 @@ from packaging.version import Version
 from rich.console import Console
 
 from repromatrix import procs
+from repromatrix.console import plain_console
 from repromatrix.environment.as_of import before_first_release
 from repromatrix.hunts.bisect.commit_run import (
     CommitPlan,
@@ -39,7 +40,6 @@ from repromatrix.hunts.bisect.options import plan as plan_releases
 from repromatrix.hunts.bisect.probing import Progress, Walk, search_with_probes
 from repromatrix.hunts.bisect.record import Book, conclude, finish, told
 from repromatrix.hunts.bisect.report import BisectRecord
-from repromatrix.console import plain_console
 from repromatrix.hunts.rerun import reproducible
 from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.probe.prober import CellProber, Prober

@@ -23,8 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repromatrix.hunts.bisect.report import duration
 from repromatrix.github.markdown import table_cell
+from repromatrix.hunts.bisect.report import duration
 from repromatrix.redact import redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
 

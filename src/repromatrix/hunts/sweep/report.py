@@ -26,8 +26,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repromatrix.hunts.rerun import refusal_line
 from repromatrix.github.markdown import table_cell
+from repromatrix.hunts.rerun import refusal_line
 from repromatrix.redact import URL_CREDENTIALS, redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
 from repromatrix.search.ranges import Range, Transition

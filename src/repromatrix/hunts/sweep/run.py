@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.text import Text
 
 from repromatrix import procs
+from repromatrix.console import plain_console
 from repromatrix.environment.as_of import before_first_release
 from repromatrix.execution import host
 from repromatrix.gh import GitHub
@@ -55,7 +56,6 @@ from repromatrix.hunts.sweep.report import (
 )
 from repromatrix.hunts.sweep.report import write as write_report
 from repromatrix.hunts.sweep.reproducer import reproducer_for
-from repromatrix.console import plain_console
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
 from repromatrix.outcomes import ProbeOutcome
 from repromatrix.probe.observation import Observation
