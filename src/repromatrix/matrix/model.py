@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from packaging.requirements import InvalidRequirement, Requirement
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -38,6 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from repromatrix.errors import UserError
 from repromatrix.matrix.pins import Pin, number_hint
 from repromatrix.names import canonicalize_name
+
+if TYPE_CHECKING:
+    from repromatrix.matrix.atlas import AtlasSettings
 
 SCHEMA_VERSION = 1
 
@@ -182,6 +185,7 @@ class Document(BaseModel):
     defaults: dict[str, Any] = {}
     tier_defaults: dict[str, dict[str, Any]] = {}
     tiers: dict[str, list[dict[str, Any]]]
+    atlas: Any = None  # the compatibility atlas's block, checked by atlas.read_atlas
 
 
 @dataclass(frozen=True)
@@ -220,6 +224,7 @@ class Matrix:
     path: Path
     packages: tuple[str, ...]
     tiers: Mapping[str, tuple[Combination, ...]] = field(default_factory=dict)
+    atlas: AtlasSettings | None = None  # matrix.yaml's `atlas:` block (atlas.py)
 
     def tier(self, name: str) -> tuple[Combination, ...]:
         if name not in self.tiers:

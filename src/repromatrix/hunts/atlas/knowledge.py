@@ -1,0 +1,238 @@
+"""What the tested cells prove, pure: per case, which versions and pairs are cleared
+(seen in a cell where that case passed) and which are condemned; per pair, the
+tested answer.
+
+The fault model is NIST's: a failure is caused by one version alone or by a pair
+(the registered bugs here are one- or two-way). So
+
+- a pair or a version seen in a cell where a case passed does not break that case;
+- a failing cell whose versions and pairs are all cleared but one pair condemns that
+  pair (the failure must lie inside it);
+- a version condemns itself alone when it fails in cells where everything without it
+  is cleared, with two different partners on every other axis (changing every
+  other version did not help: one factor at a time, Nie & Leung's minimal
+  failure-causing schema). Until then a failing cell condemns nobody.
+
+Answers: ``conflict`` (uv cannot install the pair), ``breaks`` (a case condemns the
+pair or one of its versions), ``works`` (cleared for every case), else open.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from repromatrix.hunts.atlas.state import CellRecord
+from repromatrix.hunts.atlas.universe import Cell, Pair, Universe, Value
+
+# Case statuses that count as a pass (a skip says nothing against the pair).
+PASSING = frozenset({"passed", "skipped", "flaky", "possibly-fixed"})
+
+
+@dataclass(frozen=True)
+class Tested:
+    """One tested cell in universe terms."""
+
+    cell: Cell
+    failing: frozenset[str]
+    passing: frozenset[str]
+    record: CellRecord
+    index: int  # its place in the atlas's cells
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: str  # works | breaks | conflict | untested
+    evidence: str = ""  # tested | inferred | resolved ("" when untested)
+    case: str = ""  # the failing case (breaks)
+    error: str = ""
+    link: str = ""
+    cells: tuple[int, ...] = ()  # indexes into the atlas's cells that show it
+    note: str = ""
+
+
+@dataclass
+class Knowledge:
+    universe: Universe
+    tested: list[Tested]
+    conflicts: Mapping[Pair, str]
+    cleared_values: dict[str, set[Value]] = field(default_factory=dict)
+    cleared_pairs: dict[str, set[Pair]] = field(default_factory=dict)
+    condemned_pairs: dict[str, dict[Pair, int]] = field(default_factory=dict)
+    condemned_values: dict[str, dict[Value, int]] = field(default_factory=dict)
+    unexplained: list[int] = field(default_factory=list)  # failing cells no schema explains
+
+    @property
+    def cases(self) -> set[str]:
+        found: set[str] = set()
+        for t in self.tested:
+            found |= t.failing | t.passing
+        return found
+
+    def cleared(self, case: str, schema: tuple[Value, ...]) -> bool:
+        if len(schema) == 1:
+            return schema[0] in self.cleared_values.get(case, ())
+        return schema in self.cleared_pairs.get(case, ())
+
+    def tested_cell(self, index: int) -> Cell:
+        return next(t.cell for t in self.tested if t.index == index)
+
+    def explained(self, case: str, cell: Cell) -> bool:
+        values = list(zip(self.universe.packages, cell, strict=True))
+        if any(v in self.condemned_values.get(case, {}) for v in values):
+            return True
+        return any(p in self.condemned_pairs.get(case, {}) for p in self.universe.pairs_of(cell))
+
+    def suspects(self, case: str, cell: Cell) -> list[tuple[Value, ...]]:
+        """The minimal schemas of a failing cell not cleared for ``case``: versions
+        not cleared, then pairs not cleared whose versions both are."""
+        values = list(zip(self.universe.packages, cell, strict=True))
+        loose = [(v,) for v in values if not self.cleared(case, (v,))]
+        pairs = [
+            p
+            for p in self.universe.pairs_of(cell)
+            if not self.cleared(case, p) and all(self.cleared(case, (v,)) for v in p)
+        ]
+        return loose + pairs
+
+
+def suspected(know: Knowledge) -> set[Pair]:
+    """Pairs that may cause a failure nothing explains yet: inference must not answer
+    them (localisation will)."""
+    universe = know.universe
+    found: set[Pair] = set()
+    for t in know.tested:
+        for case in t.failing:
+            if know.explained(case, t.cell):
+                continue
+            for schema in know.suspects(case, t.cell):
+                found.update(p for p in universe.pairs_of(t.cell) if set(schema) <= set(p))
+    return found
+
+
+def learn(
+    universe: Universe,
+    records: Iterable[tuple[int, CellRecord]],
+    conflicts: Mapping[Pair, str],
+) -> Knowledge:
+    """Everything the cells prove (``records``: (index in the atlas, cell) pairs)."""
+    tested: list[Tested] = []
+    for index, record in records:
+        cell = universe.cell(record.pins)
+        if cell is None or record.outcome not in ("works", "breaks"):
+            continue
+        failing = frozenset(c for c, s in record.cases.items() if s not in PASSING)
+        passing = frozenset(c for c, s in record.cases.items() if s in PASSING)
+        tested.append(Tested(cell, failing, passing, record, index))
+    know = Knowledge(universe, tested, conflicts)
+    for t in tested:
+        for case in t.passing:
+            know.cleared_values.setdefault(case, set()).update(
+                zip(universe.packages, t.cell, strict=True)
+            )
+            know.cleared_pairs.setdefault(case, set()).update(universe.pairs_of(t.cell))
+    _condemn(know)
+    return know
+
+
+def _condemn(know: Knowledge) -> None:
+    universe = know.universe
+    isolated: dict[tuple[str, Value], list[Cell]] = defaultdict(list)
+    first_isolated: dict[tuple[str, Value], int] = {}
+    for t in know.tested:
+        for case in sorted(t.failing):
+            loose = know.suspects(case, t.cell)
+            touched = {v for schema in loose for v in schema}
+            if not loose:
+                know.unexplained.append(t.index)
+                continue
+            if len(touched) <= 2:
+                pair = _pair_within(universe, t.cell, touched)
+                know.condemned_pairs.setdefault(case, {}).setdefault(pair, t.index)
+            # A version whose cell is otherwise all cleared: one-factor evidence.
+            for value in touched:
+                others = [v for v in zip(universe.packages, t.cell, strict=True) if v != value]
+                rest_clear = all(know.cleared(case, (v,)) for v in others) and all(
+                    know.cleared(case, p) for p in universe.pairs_of(t.cell) if value not in p
+                )
+                if rest_clear and not know.cleared(case, (value,)):
+                    isolated[(case, value)].append(t.cell)
+                    first_isolated.setdefault((case, value), t.index)
+    for (case, value), cells in isolated.items():
+        if _partners_vary(universe, value, cells):
+            know.condemned_values.setdefault(case, {})[value] = first_isolated[(case, value)]
+
+
+def _pair_within(universe: Universe, cell: Cell, touched: set[Value]) -> Pair:
+    """The cell's pair that holds every version in ``touched`` (one or two)."""
+    for pair in universe.pairs_of(cell):
+        if touched <= set(pair):
+            return pair
+    raise AssertionError(touched)
+
+
+def _partners_vary(universe: Universe, value: Value, cells: list[Cell]) -> bool:
+    """Two different versions (or every version, on a smaller axis) beside ``value``
+    on every other axis."""
+    for i, package in enumerate(universe.packages):
+        if package == value[0]:
+            continue
+        seen = {cell[i] for cell in cells}
+        if len(seen) < min(2, len(universe.axes[package])):
+            return False
+    return True
+
+
+def tested_answers(know: Knowledge) -> dict[Pair, Answer]:
+    """Every pair's answer from the tests alone (``untested`` where none is proven)."""
+    universe = know.universe
+    cases = know.cases
+    holding: dict[Pair, list[Tested]] = defaultdict(list)
+    for t in know.tested:
+        for pair in universe.pairs_of(t.cell):
+            holding[pair].append(t)
+    answers: dict[Pair, Answer] = {}
+    for pair in universe.pairs():
+        if pair in know.conflicts:
+            answers[pair] = Answer("conflict", "resolved", error=know.conflicts[pair])
+            continue
+        broken = _breaking(know, pair, holding[pair])
+        if broken is not None:
+            answers[pair] = broken
+            continue
+        cells = holding[pair]
+        if cells and all(know.cleared(case, pair) for case in cases):
+            showing = tuple(t.index for t in cells if not t.failing) or tuple(
+                t.index for t in cells
+            )
+            answers[pair] = Answer("works", "tested", cells=showing)
+        else:
+            answers[pair] = Answer("untested", cells=tuple(t.index for t in cells))
+    return answers
+
+
+def _breaking(know: Knowledge, pair: Pair, cells: list[Tested]) -> Answer | None:
+    for case in sorted(know.cases):
+        if pair in know.condemned_pairs.get(case, {}):
+            why = "the pair fails where everything else is known to work"
+        elif any(v in know.condemned_values.get(case, {}) for v in pair):
+            bad = next(v for v in pair if v in know.condemned_values.get(case, {}))
+            why = f"{bad[0]} {bad[1]} fails with every partner tried"
+        else:
+            continue
+        failing = [t for t in cells if case in t.failing]
+        if not failing:
+            continue  # never tested together: only inference may answer it
+        shown = failing[0].record
+        failure = next((f for f in shown.failures if f.case == case), None)
+        return Answer(
+            "breaks",
+            "tested",
+            case=case,
+            error=failure.error if failure else "",
+            link=failure.link if failure else "",
+            cells=tuple(t.index for t in failing),
+            note=why,
+        )
+    return None
