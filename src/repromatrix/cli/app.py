@@ -193,6 +193,7 @@ COMMAND_GROUPS = (
     (("sweep",), "repromatrix.cli.sweep"),
     (("init",), "repromatrix.cli.init"),
     (("issue",), "repromatrix.cli.issue"),
+    (("atlas",), "repromatrix.cli.atlas"),
 )
 COMMANDS = frozenset(_RUN_COMMANDS).union(*(names for names, _module in COMMAND_GROUPS))
 

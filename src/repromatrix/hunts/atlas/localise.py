@@ -53,13 +53,17 @@ def follow_ups(
                     continue
                 value = schema[0]
                 asked.add(value)
-                partners = [u.cell for u in know.tested if case in u.failing and value in _values(universe, u.cell)]
-                add(schema, partners, f"localise {case}: {value[0]} {value[1]} with other partners")
+                partners = [
+                    u.cell
+                    for u in know.tested
+                    if case in u.failing and value in _values(universe, u.cell)
+                ]
+                add(schema, partners, f"localise: {value[0]} {value[1]} with other partners")
     for pair, answer in answers.items():
-        if answer.status != "untested" or asked & set(pair):
-            continue
-        why = "pair never tested" if not answer.cells else "localise: the pair beside known-good versions"
-        add(pair, [know.tested_cell(i) for i in answer.cells], f"{why} ({_shown(pair)})")
+        if answer.status != "untested" or not answer.cells or asked & set(pair):
+            continue  # a pair never tested is the covering array's (planner.py)
+        why = f"localise: {_shown(pair)} beside versions known to work"
+        add(pair, [know.tested_cell(i) for i in answer.cells], why)
     return planned
 
 

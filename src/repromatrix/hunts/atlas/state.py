@@ -50,6 +50,7 @@ class CellRecord(_Model):
     repro: str = ""  # one line that reruns it
     message: str = ""  # an install error's line
     held: dict[str, str] = {}  # the held pins it ran with
+    resolved: dict[str, str] = {}  # the matrix's packages as the cell installed them
 
 
 class Resolution(_Model):

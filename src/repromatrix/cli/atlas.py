@@ -1,0 +1,115 @@
+"""``repromatrix atlas``: which versions of the stack work together (hunts/atlas/).
+
+    repromatrix atlas run [--wheelhouse DIR] [--budget N] [--jobs N]
+                                  plan tonight's cells, run them, update reports/atlas/
+    repromatrix atlas plan        the cells a run would test and why; runs nothing
+    repromatrix atlas query PKG==VER OTHER [--json]
+                                  each release of OTHER with PKG==VER: works, breaks,
+                                  conflict or untested, and the evidence
+    repromatrix atlas recommend [--pin PKG==VER ...]
+                                  the newest set known to work with the pins
+    repromatrix atlas report      re-render index.html and answers.csv from atlas.json
+
+Exit status: 0 done, 1 (recommend) no set is known to work, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+COMMANDS = ("atlas",)
+OUT = Path("reports/atlas")
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    atlas = commands.add_parser(
+        "atlas",
+        help="the compatibility atlas: which versions of the stack work together",
+        description="Cover every pair of the atlas: axes' releases in few cells, localise "
+        "failures to the pair that causes them, and publish reports/atlas/.",
+    )
+    steps = atlas.add_subparsers(dest="step", required=True, metavar="STEP")
+
+    def common(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--matrix",
+            type=Path,
+            help="the matrix file with the atlas: block (default: the nearest matrix.yaml)",
+        )
+        parser.add_argument(
+            "--out",
+            type=Path,
+            default=OUT,
+            help="the atlas folder (default: %(default)s beside the matrix.yaml found upward)",
+        )
+
+    run = steps.add_parser("run", help="plan tonight's cells, run them, update the atlas")
+    common(run)
+    run.add_argument("--wheelhouse", type=Path, metavar="DIR", help="only this folder's wheels")
+    run.add_argument("--budget", type=int, metavar="N", help="the most cells (default: atlas.budget)")
+    run.add_argument("--jobs", type=int, default=1, metavar="N", help="cells at once (default: 1)")
+    run.add_argument("--env-dir", type=Path, help="where environments are kept")
+    run.add_argument("--cases", type=Path, help="the cases folder (default: beside the matrix)")
+    run.add_argument(
+        "--reruns", type=int, default=2, help="reruns of a failing case (default: %(default)s)"
+    )
+
+    plan = steps.add_parser("plan", help="the cells a run would test and why; runs nothing")
+    common(plan)
+    plan.add_argument("--wheelhouse", type=Path, metavar="DIR", help="only this folder's wheels")
+    plan.add_argument("--budget", type=int, metavar="N", help="the most cells (default: atlas.budget)")
+    plan.add_argument("--json", action="store_true", help="one JSON object")
+
+    query = steps.add_parser("query", help="each release of OTHER with PKG==VER")
+    common(query)
+    query.add_argument("pin", metavar="PKG==VER")
+    query.add_argument("other", metavar="OTHER")
+    query.add_argument("--json", action="store_true", help='{"versions": [...]}')
+
+    recommend = steps.add_parser("recommend", help="the newest set known to work with the pins")
+    common(recommend)
+    recommend.add_argument(
+        "--pin", action="append", default=[], metavar="PKG==VER", help="a version to keep"
+    )
+    recommend.add_argument("--json", action="store_true", help="one JSON object")
+
+    report = steps.add_parser("report", help="re-render index.html and answers.csv (runs nothing)")
+    common(report)
+
+
+def run_command(args: argparse.Namespace) -> int | None:
+    if args.command != "atlas":
+        return None
+    if args.step in ("query", "recommend"):
+        from repromatrix.hunts.atlas import query
+
+        if args.step == "query":
+            return query.query_command(args.out, args.pin, args.other, as_json=args.json)
+        return query.recommend_command(args.out, args.pin, as_json=args.json)
+    from repromatrix.hunts.atlas import commands
+
+    if args.step == "report":
+        return commands.report(args.out)
+    if args.step == "plan":
+        return commands.plan(args.matrix, args.out, args.wheelhouse, args.budget, args.json)
+    from repromatrix import procs
+    from repromatrix.hunts.atlas.flow import AtlasOptions
+
+    options = AtlasOptions(
+        matrix=args.matrix,
+        out=args.out,
+        wheelhouse=args.wheelhouse,
+        budget=args.budget,
+        jobs=args.jobs,
+        env_dir=args.env_dir,
+        cases=args.cases,
+        reruns=args.reruns,
+    )
+    try:
+        return commands.run(options)
+    except KeyboardInterrupt as stopped:
+        why, code = procs.interrupt_words(stopped)
+        print(f"repromatrix: {why}; the cells done are in atlas.json", file=sys.stderr)
+        return code
