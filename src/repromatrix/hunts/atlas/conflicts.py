@@ -80,22 +80,5 @@ def resolve_pairs(
     return found
 
 
-def conflicts_of(universe: Universe, resolutions: Iterable[Resolution]) -> dict[Pair, str]:
-    """The conflicting pairs of the universe, with uv's reason."""
-    order = universe.packages
-    out: dict[Pair, str] = {}
-    for resolution in resolutions:
-        if not resolution.conflict or len(resolution.pins) != 2:
-            continue
-        (a, x), (b, y) = sorted(resolution.pins.items(), key=lambda item: _rank(order, item[0]))
-        if a in universe.axes and b in universe.axes:
-            out[((a, x), (b, y))] = resolution.conflict
-    return out
-
-
-def _rank(order: tuple[str, ...], package: str) -> int:
-    return order.index(package) if package in order else len(order)
-
-
 def _key(pins: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(pins.items()))

@@ -13,14 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from repromatrix.hunts.atlas.inference import infer
-from repromatrix.hunts.atlas.knowledge import (
-    Answer,
-    Knowledge,
-    learn,
-    suspected,
-    tested_answers,
-)
+from repromatrix.hunts.atlas.answers import answers_of
+from repromatrix.hunts.atlas.knowledge import Answer, Knowledge
 from repromatrix.hunts.atlas.localise import Planned, complete, follow_ups
 from repromatrix.hunts.atlas.planner import covering_cells
 from repromatrix.hunts.atlas.state import Audit, CellRecord
@@ -38,13 +32,6 @@ class Outcome:
     planned: int = 0  # cells run now
     rounds: int = 0
     audits: list[Audit] = field(default_factory=list)
-
-
-def answers_of(
-    universe: Universe, cells: Sequence[CellRecord], conflicts: Mapping[Pair, str]
-) -> tuple[Knowledge, dict[Pair, Answer]]:
-    know = learn(universe, enumerate(cells), conflicts)
-    return know, infer(universe, tested_answers(know), suspected(know))
 
 
 def cover_plan(

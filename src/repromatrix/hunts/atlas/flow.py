@@ -19,14 +19,14 @@ from pathlib import Path
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.hunts.atlas import state as atlas_state
+from repromatrix.hunts.atlas.answers import answers_of, conflicts_of
 from repromatrix.hunts.atlas.conflicts import (
     Resolve,
-    conflicts_of,
     held_requirements,
     resolve_pairs,
     uv_resolver,
 )
-from repromatrix.hunts.atlas.engine import Outcome, RunCells, advance, answers_of, cover_plan
+from repromatrix.hunts.atlas.engine import Outcome, RunCells, advance, cover_plan
 from repromatrix.hunts.atlas.localise import Planned, follow_ups
 from repromatrix.hunts.atlas.state import AtlasState, RunRecord
 from repromatrix.hunts.atlas.universe import Lister, Universe, list_universe
@@ -138,7 +138,7 @@ def coverage(universe: Universe, answers: dict) -> dict[str, int]:
     return {
         "pairs": len(statuses),
         "answered": sum(1 for s in statuses if s != "untested"),
-        "tested": sum(1 for a in answers.values() if a.evidence in ("tested", "resolved")),
+        "tested": sum(1 for a in answers.values() if a.evidence == "tested"),
         "inferred": sum(1 for a in answers.values() if a.evidence == "inferred"),
         "conflict": statuses.count("conflict"),
         "lower_bound": universe.lower_bound(),

@@ -44,7 +44,7 @@ class Tested:
 @dataclass(frozen=True)
 class Answer:
     status: str  # works | breaks | conflict | untested
-    evidence: str = ""  # tested | inferred | resolved ("" when untested)
+    evidence: str = ""  # tested (a cell ran, or uv resolved) | inferred ("" when untested)
     case: str = ""  # the failing case (breaks)
     error: str = ""
     link: str = ""
@@ -195,7 +195,9 @@ def tested_answers(know: Knowledge) -> dict[Pair, Answer]:
     answers: dict[Pair, Answer] = {}
     for pair in universe.pairs():
         if pair in know.conflicts:
-            answers[pair] = Answer("conflict", "resolved", error=know.conflicts[pair])
+            answers[pair] = Answer(
+                "conflict", "tested", error=know.conflicts[pair], note="uv: no solution"
+            )
             continue
         broken = _breaking(know, pair, holding[pair])
         if broken is not None:

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repromatrix.errors import UserError
-from repromatrix.hunts.atlas.conflicts import conflicts_of
-from repromatrix.hunts.atlas.engine import answers_of
+from repromatrix.hunts.atlas.answers import answers_of, conflicts_of
 from repromatrix.hunts.atlas.knowledge import Answer, Knowledge
 from repromatrix.hunts.atlas.state import FILE_NAME, AtlasState, CellRecord, read_state
 from repromatrix.hunts.atlas.universe import Pair, Universe
