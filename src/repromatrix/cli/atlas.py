@@ -9,6 +9,9 @@
     repromatrix atlas recommend [--pin PKG==VER ...]
                                   the newest set known to work with the pins
     repromatrix atlas report      re-render index.html and answers.csv from atlas.json
+    repromatrix atlas plan --tier-file F / repromatrix atlas fold --results DIR
+                                  a nightly's fan-out: tonight's cells as a tier, then
+                                  its merged results folded back in
 
 Exit status: 0 done, 1 (recommend) no set is known to work, 2 bad input.
 """
@@ -61,6 +64,21 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     plan.add_argument("--wheelhouse", type=Path, metavar="DIR", help="only this folder's wheels")
     plan.add_argument("--budget", type=int, metavar="N", help="the most cells (default: atlas.budget)")
     plan.add_argument("--json", action="store_true", help="one JSON object")
+    plan.add_argument(
+        "--tier-file",
+        type=Path,
+        metavar="FILE",
+        help="also write the cells as a matrix file with one tier, atlas, for a nightly "
+        "to fan out (repromatrix run --matrix FILE --tier atlas; then atlas fold)",
+    )
+
+    fold = steps.add_parser(
+        "fold", help="fold a nightly's results of the planned tier into the atlas"
+    )
+    common(fold)
+    fold.add_argument(
+        "--results", type=Path, required=True, metavar="DIR", help="the merged results folder"
+    )
 
     query = steps.add_parser("query", help="each release of OTHER with PKG==VER")
     common(query)
@@ -93,7 +111,11 @@ def run_command(args: argparse.Namespace) -> int | None:
     if args.step == "report":
         return commands.report(args.out)
     if args.step == "plan":
-        return commands.plan(args.matrix, args.out, args.wheelhouse, args.budget, args.json)
+        return commands.plan(
+            args.matrix, args.out, args.wheelhouse, args.budget, args.json, args.tier_file
+        )
+    if args.step == "fold":
+        return commands.fold(args.out, args.matrix, args.results)
     from repromatrix import procs
     from repromatrix.hunts.atlas.flow import AtlasOptions
 

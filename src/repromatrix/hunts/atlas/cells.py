@@ -6,6 +6,7 @@ issues, --jobs); each combination's result becomes the cell's record.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,11 +18,11 @@ from repromatrix.hunts.atlas.state import CellRecord, Failure
 from repromatrix.hunts.atlas.universe import Universe
 from repromatrix.matrix.atlas import AtlasSettings
 from repromatrix.matrix.load import parse_matrix
-from repromatrix.matrix.model import Combination, Matrix
-from repromatrix.matrix.pins import pin_text
+from repromatrix.matrix.model import Matrix
+from repromatrix.matrix.pins import parse_pin, pin_text
 from repromatrix.matrix.read import read_text, yaml_data
 from repromatrix.outcomes import CaseStatus
-from repromatrix.results import CombinationResult, utc_now
+from repromatrix.results import CombinationResult, Results, utc_now
 
 TIER = "atlas"
 PASSING = {CaseStatus.PASSED, CaseStatus.SKIPPED, CaseStatus.FLAKY, CaseStatus.POSSIBLY_FIXED}
@@ -32,14 +33,22 @@ def combinations(
 ) -> Matrix:
     """A matrix whose one tier holds the planned cells (ids atlas-001, ...), each
     with the file's ``defaults`` under the atlas's held pins."""
+    return parse_matrix(matrix_data(matrix, settings, universe, planned), matrix.path)
+
+
+def matrix_data(
+    matrix: Matrix, settings: AtlasSettings, universe: Universe, planned: Sequence[Planned]
+) -> dict[str, Any]:
+    """That matrix as plain data: what ``atlas plan --tier-file`` writes for a nightly
+    to fan out like any tier (its ids name cells; each reason rides in its tags)."""
     raw = yaml_data(read_text(matrix.path), matrix.path.name)
     defaults = dict(raw.get("defaults") or {})
     defaults.update({pin.package: None if str(pin) == "null" else str(pin) for pin in settings.pins})
     if settings.cases:
         defaults["cases"] = list(settings.cases)
     entries: list[dict[str, Any]] = []
-    for number, (cell, _why) in enumerate(planned, 1):
-        entry: dict[str, Any] = {"id": f"{TIER}-{number:03d}"}
+    for number, (cell, why) in enumerate(planned, 1):
+        entry: dict[str, Any] = {"id": f"{TIER}-{number:03d}", "tags": [_tag(why)]}
         entry.update(universe.pins(cell))
         entries.append(entry)
     data = {
@@ -48,29 +57,29 @@ def combinations(
         "defaults": defaults,
         "tiers": {TIER: entries},
     }
-    return parse_matrix(data, matrix.path)
+    return data
 
 
-def repro(combo: Combination, case: str | None) -> str:
+def repro(requested: dict[str, str], case: str | None) -> str:
     """One line that reruns the cell's case anywhere (``check`` takes every pin)."""
     words = ["repromatrix", "check"]
     if case:
         words += ["--case", case]
-    for pin in combo.pins:
-        words += ["--pin", pin_text(pin)]
+    for package, spec in requested.items():
+        words += ["--pin", pin_text(parse_pin(package, None if spec == "null" else spec))]
     return shlex.join(words)
 
 
 def record_of(
     result: CombinationResult,
-    combo: Combination,
     why: str,
     held: dict[str, str],
     axes: Sequence[str],
     stack: Sequence[str] = (),
 ) -> CellRecord:
-    """A combination's result as the atlas keeps it."""
-    pins = {p: str(combo.pin(p)) for p in axes}
+    """A combination's result as the atlas keeps it (its pins from what it requested)."""
+    requested = result.requested
+    pins = {p: requested[p] for p in axes}
     common: dict[str, Any] = {
         "pins": pins,
         "resolved": {p: v for p, v in result.resolved.items() if p in stack},
@@ -84,7 +93,7 @@ def record_of(
         return CellRecord(
             outcome="conflict" if conflict else "error",
             message=result.message,
-            repro=repro(combo, None),
+            repro=repro(requested, None),
             **common,
         )
     if result.status == "skipped" and not result.cases:
@@ -106,7 +115,7 @@ def record_of(
         outcome="breaks" if failures else "works",
         cases=cases,
         failures=failures,
-        repro=repro(combo, first),
+        repro=repro(requested, first),
         **common,
     )
 
@@ -148,5 +157,21 @@ class PipelineCells:
         for combo, (_cell, why) in zip(built.tier(TIER), planned, strict=True):
             result = by_id[combo.id]
             axes = self.universe.packages
-            out.append(record_of(result, combo, why, held, axes, self.matrix.packages))
+            out.append(record_of(result, why, held, axes, self.matrix.packages))
         return out
+
+
+def _tag(why: str) -> str:
+    """A reason as a tag (tags name jobs: letters, digits and dashes)."""
+    return "atlas-" + "-".join(w for w in re.split(r"[^a-z0-9]+", why.split(":")[0].lower()) if w)
+
+
+def fold(results: Results, held: dict[str, str], universe: Universe, stack: Sequence[str]) -> list[CellRecord]:
+    """A nightly's merged results of an ``atlas`` tier, as cells for the atlas."""
+    out = []
+    for result in results.combinations:
+        if result.tier != TIER or any(p not in result.requested for p in universe.packages):
+            continue
+        why = next((t for t in result.tags if t.startswith("atlas-")), "atlas-nightly")
+        out.append(record_of(result, why, held, universe.packages, stack))
+    return out

@@ -6,7 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from repromatrix.hunts.atlas.flow import AtlasOptions, plan as plan_cells, prepare, run as run_flow
+import yaml
+
+from repromatrix.hunts.atlas.flow import AtlasOptions, prepare
+from repromatrix.hunts.atlas.flow import plan as plan_cells
+from repromatrix.hunts.atlas.flow import run as run_flow
+from repromatrix.hunts.atlas.state import write_state
 
 
 def run(options: AtlasOptions) -> int:
@@ -23,13 +28,29 @@ def run(options: AtlasOptions) -> int:
     return 0
 
 
-def plan(matrix: Path, out: Path, wheelhouse: Path | None, budget: int | None, as_json: bool) -> int:
+def plan(
+    matrix: Path,
+    out: Path,
+    wheelhouse: Path | None,
+    budget: int | None,
+    as_json: bool,
+    tier_file: Path | None = None,
+) -> int:
     prepared = prepare(
         AtlasOptions(matrix=matrix, out=out, wheelhouse=wheelhouse, budget=budget),
         say=lambda _line: None,
     )
     planned, reached = plan_cells(prepared)
     universe = prepared.universe
+    # uv's answers and tonight's releases are kept (nothing is run): a nightly's fold
+    # reads them, and no later run asks uv again.
+    prepared.state.axes = {p: list(v) for p, v in universe.axes.items()}
+    write_state(out, prepared.state)
+    if tier_file is not None:
+        from repromatrix.hunts.atlas.cells import matrix_data
+
+        data = matrix_data(prepared.matrix, prepared.settings, universe, planned)
+        tier_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     if as_json:
         cells = [{"pins": universe.pins(cell), "reason": why} for cell, why in planned]
         print(json.dumps({"cells": cells, "coverage": reached}, indent=2))
@@ -44,6 +65,26 @@ def plan(matrix: Path, out: Path, wheelhouse: Path | None, budget: int | None, a
         f"lower bound {reached['lower_bound']} cells (the two largest axes' product)"
     )
     return 0
+
+
+def fold(out: Path, matrix: Path, results: Path) -> int:
+    """A nightly's merged results of the planned tier, folded into the atlas."""
+    from repromatrix.hunts.atlas.cells import fold as fold_results
+    from repromatrix.hunts.atlas.view import load_view
+    from repromatrix.matrix.load import load_matrix
+    from repromatrix.results import load_results
+
+    loaded = load_matrix(matrix)
+    view = load_view(out)
+    state = view.state
+    found = load_results(results / "results.json" if results.is_dir() else results)
+    cells = fold_results(found, state.held, view.universe, loaded.packages)
+    known = {tuple(sorted(c.pins.items())) for c in state.standing()}
+    new = [c for c in cells if tuple(sorted(c.pins.items())) not in known]
+    state.cells += new
+    write_state(out, state)
+    print(f"atlas: {len(new)} cells folded in ({len(cells) - len(new)} already there)")
+    return report(out)
 
 
 def render(out: Path) -> list[Path]:

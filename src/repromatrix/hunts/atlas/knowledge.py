@@ -102,12 +102,17 @@ def suspected(know: Knowledge) -> set[Pair]:
     them (localisation will)."""
     universe = know.universe
     found: set[Pair] = set()
+    values: set[Value] = set()
     for t in know.tested:
         for case in t.failing:
             if know.explained(case, t.cell):
                 continue
             for schema in know.suspects(case, t.cell):
-                found.update(p for p in universe.pairs_of(t.cell) if set(schema) <= set(p))
+                if len(schema) == 1:  # a version that may fail alone: every pair of it
+                    values.add(schema[0])
+                else:
+                    found.add(schema)  # type: ignore[arg-type]
+    found.update(pair for pair in universe.pairs() if values & set(pair))
     return found
 
 
@@ -142,12 +147,14 @@ def _condemn(know: Knowledge) -> None:
     first_isolated: dict[tuple[str, Value], int] = {}
     for t in know.tested:
         for case in sorted(t.failing):
-            loose = know.suspects(case, t.cell)
+            values = list(zip(universe.packages, t.cell, strict=True))
+            loose = [(v,) for v in values if not know.cleared(case, (v,))]
+            loose += [p for p in universe.pairs_of(t.cell) if not know.cleared(case, p)]
             touched = {v for schema in loose for v in schema}
             if not loose:
                 know.unexplained.append(t.index)
                 continue
-            if len(touched) <= 2:
+            if len(touched) <= 2:  # every schema outside one pair is cleared: it fails
                 pair = _pair_within(universe, t.cell, touched)
                 know.condemned_pairs.setdefault(case, {}).setdefault(pair, t.index)
             # A version whose cell is otherwise all cleared: one-factor evidence.
@@ -159,9 +166,16 @@ def _condemn(know: Knowledge) -> None:
                 if rest_clear and not know.cleared(case, (value,)):
                     isolated[(case, value)].append(t.cell)
                     first_isolated.setdefault((case, value), t.index)
-    for (case, value), cells in isolated.items():
-        if _partners_vary(universe, value, cells):
-            know.condemned_values.setdefault(case, {})[value] = first_isolated[(case, value)]
+    # A version condemned alone is no partner to vary with: condemning one may let
+    # another be condemned (to a fixed point).
+    changed = True
+    while changed:
+        changed = False
+        for (case, value), cells in isolated.items():
+            condemned = know.condemned_values.setdefault(case, {})
+            if value not in condemned and _partners_vary(universe, value, cells, condemned):
+                condemned[value] = first_isolated[(case, value)]
+                changed = True
 
 
 def _pair_within(universe: Universe, cell: Cell, touched: set[Value]) -> Pair:
@@ -172,14 +186,17 @@ def _pair_within(universe: Universe, cell: Cell, touched: set[Value]) -> Pair:
     raise AssertionError(touched)
 
 
-def _partners_vary(universe: Universe, value: Value, cells: list[Cell]) -> bool:
-    """Two different versions (or every version, on a smaller axis) beside ``value``
-    on every other axis."""
+def _partners_vary(
+    universe: Universe, value: Value, cells: list[Cell], condemned: Mapping[Value, int]
+) -> bool:
+    """Two different versions beside ``value`` on every other axis (or every one of
+    an axis with fewer that are not condemned alone)."""
     for i, package in enumerate(universe.packages):
         if package == value[0]:
             continue
+        usable = [v for v in universe.axes[package] if (package, v) not in condemned]
         seen = {cell[i] for cell in cells}
-        if len(seen) < min(2, len(universe.axes[package])):
+        if len(seen) < min(2, len(usable)):
             return False
     return True
 
