@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from repromatrix.hunts.atlas.state import CellRecord
-from repromatrix.hunts.atlas.universe import Cell, Pair, Universe, Value
+from repromatrix.hunts.atlas.universe import Cell, Pair, Universe, Value, pair_key
 
 # Case statuses that count as a pass (a skip says nothing against the pair).
 PASSING = frozenset({"passed", "skipped", "flaky", "possibly-fixed"})
@@ -166,16 +166,9 @@ def _condemn(know: Knowledge) -> None:
                 if rest_clear and not know.cleared(case, (value,)):
                     isolated[(case, value)].append(t.cell)
                     first_isolated.setdefault((case, value), t.index)
-    # A version condemned alone is no partner to vary with: condemning one may let
-    # another be condemned (to a fixed point).
-    changed = True
-    while changed:
-        changed = False
-        for (case, value), cells in isolated.items():
-            condemned = know.condemned_values.setdefault(case, {})
-            if value not in condemned and _partners_vary(universe, value, cells, condemned):
-                condemned[value] = first_isolated[(case, value)]
-                changed = True
+    for (case, value), cells in isolated.items():
+        if _partners_vary(know, case, value, cells):
+            know.condemned_values.setdefault(case, {})[value] = first_isolated[(case, value)]
 
 
 def _pair_within(universe: Universe, cell: Cell, touched: set[Value]) -> Pair:
@@ -186,15 +179,20 @@ def _pair_within(universe: Universe, cell: Cell, touched: set[Value]) -> Pair:
     raise AssertionError(touched)
 
 
-def _partners_vary(
-    universe: Universe, value: Value, cells: list[Cell], condemned: Mapping[Value, int]
-) -> bool:
-    """Two different versions beside ``value`` on every other axis (or every one of
-    an axis with fewer that are not condemned alone)."""
+def _partners_vary(know: Knowledge, case: str, value: Value, cells: list[Cell]) -> bool:
+    """Two different versions beside ``value`` on every other axis, or every one of
+    an axis with fewer that could stand there (cleared for the case, installable
+    with ``value``): a cell with a version not cleared proves nothing about it."""
+    universe = know.universe
     for i, package in enumerate(universe.packages):
         if package == value[0]:
             continue
-        usable = [v for v in universe.axes[package] if (package, v) not in condemned]
+        usable = [
+            v
+            for v in universe.axes[package]
+            if know.cleared(case, ((package, v),))
+            and pair_key(value, (package, v), universe.packages) not in know.conflicts
+        ]
         seen = {cell[i] for cell in cells}
         if len(seen) < min(2, len(usable)):
             return False
