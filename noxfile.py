@@ -1,5 +1,6 @@
 # /// script
 # dependencies = [
+#   "covertable>=3.2",
 #   "nox>=2025.11",
 #   "packaging>=24.0",
 #   "pydantic>=2.7",
@@ -21,6 +22,9 @@
                                       one environment, one verdict (git bisect run's exit codes)
     nox -s culprit -- --good-lock A --bad-lock B (--case ID | --script F.py) [--pin PKG==VER]
                                       which of the packages that moved broke it (and its release)
+    nox -s atlas [-- --budget N --jobs N --wheelhouse DIR]
+                                      the compatibility atlas: every pair of the atlas:
+                                      block's releases, localised; reports/atlas/
     nox -s report [-- --results DIR --baseline FILE --issue N]
                                       re-render reports from stored results (runs nothing)
     nox -s tests                      the harness's own tests
@@ -105,6 +109,13 @@ def sweep(session: nox.Session) -> None:
     """Every release of one package: -- --package P --from V1 --to V2 (--case ID | --script F)."""
     # Options: repromatrix sweep --help. Exit 0 done, 1 nothing could be tested, 2 bad input.
     harness(session, "sweep", *session.posargs)
+
+
+@nox.session(python=False)
+def atlas(session: nox.Session) -> None:
+    """The compatibility atlas (matrix.yaml's atlas:): -- [--budget N] [--jobs N]."""
+    # Options: repromatrix atlas run --help. Exit 0 done, 2 bad input; reports/atlas/.
+    harness(session, "atlas", "run", *session.posargs)
 
 
 @nox.session(python=False)

@@ -39,6 +39,7 @@ HARNESS = {
     "sweep": ["sweep"],
     "check": ["check"],
     "culprit": ["culprit"],
+    "atlas": ["atlas", "run"],
 }
 # nightly-dry-run passes its own (--tier, --work) to tests/support/nightly_dry_run.py;
 # tests/workflows/test_nightly_dry_run.py runs the documented line for real.

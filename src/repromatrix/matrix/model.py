@@ -57,6 +57,7 @@ RESERVED_IDS = frozenset(
         "check",
         "culprit",
         "nightly-dry-run",
+        "atlas",
     }
 )
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")

@@ -23,6 +23,7 @@ from repromatrix.matrix.pins import parse_pin, pin_text
 from repromatrix.matrix.read import read_text, yaml_data
 from repromatrix.outcomes import CaseStatus
 from repromatrix.results import CombinationResult, Results, utc_now
+from repromatrix.verdicts.knownissues import Registry
 
 TIER = "atlas"
 PASSING = {CaseStatus.PASSED, CaseStatus.SKIPPED, CaseStatus.FLAKY, CaseStatus.POSSIBLY_FIXED}
@@ -76,8 +77,11 @@ def record_of(
     held: dict[str, str],
     axes: Sequence[str],
     stack: Sequence[str] = (),
+    registry: Registry | None = None,
 ) -> CellRecord:
-    """A combination's result as the atlas keeps it (its pins from what it requested)."""
+    """A combination's result as the atlas keeps it (its pins from what it requested;
+    a failure's registered issue from its verdict, or from ``registry`` for results
+    not judged yet)."""
     requested = result.requested
     pins = {p: requested[p] for p in axes}
     common: dict[str, Any] = {
@@ -105,7 +109,8 @@ def record_of(
             error=(case.message or case.error_type or str(case.status)).splitlines()[0][:300]
             if (case.message or case.error_type)
             else str(case.status),
-            link=(case.known_issue or {}).get("link", ""),
+            link=(case.known_issue or {}).get("link", "")
+            or (issue.link if registry and (issue := registry.match(result, case.id)) else ""),
         )
         for case in result.cases
         if case.status not in PASSING
@@ -166,12 +171,18 @@ def _tag(why: str) -> str:
     return "atlas-" + "-".join(w for w in re.split(r"[^a-z0-9]+", why.split(":")[0].lower()) if w)
 
 
-def fold(results: Results, held: dict[str, str], universe: Universe, stack: Sequence[str]) -> list[CellRecord]:
+def fold(
+    results: Results,
+    held: dict[str, str],
+    universe: Universe,
+    stack: Sequence[str],
+    registry: Registry | None = None,
+) -> list[CellRecord]:
     """A nightly's merged results of an ``atlas`` tier, as cells for the atlas."""
     out = []
     for result in results.combinations:
         if result.tier != TIER or any(p not in result.requested for p in universe.packages):
             continue
         why = next((t for t in result.tags if t.startswith("atlas-")), "atlas-nightly")
-        out.append(record_of(result, why, held, universe.packages, stack))
+        out.append(record_of(result, why, held, universe.packages, stack, registry))
     return out

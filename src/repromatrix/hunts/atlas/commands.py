@@ -73,12 +73,14 @@ def fold(out: Path, matrix: Path, results: Path) -> int:
     from repromatrix.hunts.atlas.view import load_view
     from repromatrix.matrix.load import load_matrix
     from repromatrix.results import load_results
+    from repromatrix.verdicts.knownissues import RegistryLocation
 
     loaded = load_matrix(matrix)
     view = load_view(out)
     state = view.state
     found = load_results(results / "results.json" if results.is_dir() else results)
-    cells = fold_results(found, state.held, view.universe, loaded.packages)
+    registry = RegistryLocation.of(matrix=loaded.path).load()
+    cells = fold_results(found, state.held, view.universe, loaded.packages, registry)
     known = {tuple(sorted(c.pins.items())) for c in state.standing()}
     new = [c for c in cells if tuple(sorted(c.pins.items())) not in known]
     state.cells += new

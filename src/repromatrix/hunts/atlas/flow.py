@@ -166,7 +166,8 @@ def run(
     runner = run_cells or _pipeline_cells(options, prepared, say)
 
     def run_and_keep(planned: Sequence[Planned]) -> list:
-        records = runner(planned)
+        # the held pins the cells ran with, the atlas's own (what keeps them standing)
+        records = [r if r.held else r.model_copy(update={"held": state.held}) for r in runner(planned)]
         state.cells.extend(records)
         atlas_state.write_state(options.out, state)
         return records

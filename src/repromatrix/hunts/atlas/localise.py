@@ -44,12 +44,16 @@ def follow_ups(
             taken_cells.add(cell)
             planned.append((cell, why))
 
+    waiting: set[int] = set()  # failing cells whose verdict waits on a version's
     for case in sorted(know.cases):
         for t in know.tested:
             if case not in t.failing or know.explained(case, t.cell):
                 continue
             for schema in know.suspects(case, t.cell):
-                if len(schema) != 1 or schema[0] in asked:
+                if len(schema) != 1:
+                    continue
+                waiting.add(t.index)
+                if schema[0] in asked:
                     continue
                 value = schema[0]
                 asked.add(value)
@@ -62,6 +66,8 @@ def follow_ups(
     for pair, answer in answers.items():
         if answer.status != "untested" or not answer.cells or asked & set(pair):
             continue  # a pair never tested is the covering array's (planner.py)
+        if all(i in waiting for i in answer.cells):
+            continue  # once the version is judged, the cell may be explained
         why = f"localise: {_shown(pair)} beside versions known to work"
         add(pair, [know.tested_cell(i) for i in answer.cells], why)
     return planned
