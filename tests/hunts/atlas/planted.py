@@ -50,6 +50,30 @@ class Oracle:
         broken = any(f <= inside for faults in self.faults.values() for f in faults)
         return "breaks" if broken else "works"
 
+    def holdable(self) -> set[Pair]:
+        """The pairs that some cell without a conflict holds (the others no run can
+        test: they stay untested)."""
+        found: set[Pair] = set()
+        for cell in itertools.product(*self.universe.axes.values()):
+            pairs = set(self.universe.pairs_of(cell))
+            if not pairs & self.conflicts:
+                found |= pairs
+        return found
+
+    def unforced(self) -> bool:
+        """No version is left by conflicts with a single partner on another axis (a
+        partner it could then never be told from)."""
+        for a, b in itertools.permutations(self.universe.packages, 2):
+            for x in self.universe.axes[a]:
+                free = [
+                    y
+                    for y in self.universe.axes[b]
+                    if not {((a, x), (b, y)), ((b, y), (a, x))} & self.conflicts
+                ]
+                if len(free) < min(2, len(self.universe.axes[b])):
+                    return False
+        return True
+
     def decidable(self) -> bool:
         """Whether tests can tell every answer: a pair without a fault of its own has a
         cell around it that holds no fault (else every cell with it fails, and no

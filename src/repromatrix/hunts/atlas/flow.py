@@ -28,8 +28,9 @@ from repromatrix.hunts.atlas.conflicts import (
 )
 from repromatrix.hunts.atlas.engine import Outcome, RunCells, advance, cover_plan
 from repromatrix.hunts.atlas.localise import Planned, follow_ups
-from repromatrix.hunts.atlas.state import AtlasState, RunRecord
-from repromatrix.hunts.atlas.universe import Lister, Universe, list_universe
+from repromatrix.hunts.atlas.state import AtlasState, RunRecord, with_held
+from repromatrix.hunts.atlas.releases import Lister, list_universe
+from repromatrix.hunts.atlas.universe import Universe
 from repromatrix.matrix.atlas import AtlasSettings
 from repromatrix.matrix.model import Matrix
 from repromatrix.results import utc_now
@@ -167,7 +168,7 @@ def run(
 
     def run_and_keep(planned: Sequence[Planned]) -> list:
         # the held pins the cells ran with, the atlas's own (what keeps them standing)
-        records = [r if r.held else r.model_copy(update={"held": state.held}) for r in runner(planned)]
+        records = [with_held(r, state.held) for r in runner(planned)]
         state.cells.extend(records)
         atlas_state.write_state(options.out, state)
         return records

@@ -36,15 +36,20 @@ def follow_ups(
     planned: list[Planned] = []
     asked: set[Value] = set()
 
-    def add(keep: tuple[Value, ...], away_from: list[Cell], why: str) -> None:
+    def add(keep: tuple[Value, ...], away_from: list[Cell], why: str) -> bool:
         if len(planned) >= limit:
-            return
+            return False
         cell = complete(know, keep, away_from=away_from, taken=taken_cells)
         if cell is not None:
             taken_cells.add(cell)
             planned.append((cell, why))
+        return cell is not None
 
-    waiting: set[int] = set()  # failing cells whose verdict waits on a version's
+    # Versions first: once one is judged alone, the cells it failed in are explained
+    # and their other pairs can be inferred. A version that no new cell can test
+    # (every cell with it taken) leaves its pairs to the pair follow-ups.
+    judged: set[Value] = set()  # versions with a cell planned now
+    waiting: set[int] = set()  # failing cells whose verdict waits on such a version
     for case in sorted(know.cases):
         for t in know.tested:
             if case not in t.failing or know.explained(case, t.cell):
@@ -52,19 +57,21 @@ def follow_ups(
             for schema in know.suspects(case, t.cell):
                 if len(schema) != 1:
                     continue
-                waiting.add(t.index)
-                if schema[0] in asked:
-                    continue
                 value = schema[0]
-                asked.add(value)
-                partners = [
-                    u.cell
-                    for u in know.tested
-                    if case in u.failing and value in _values(universe, u.cell)
-                ]
-                add(schema, partners, f"localise: {value[0]} {value[1]} with other partners")
+                if value not in asked:
+                    asked.add(value)
+                    partners = [
+                        u.cell
+                        for u in know.tested
+                        if case in u.failing and value in _values(universe, u.cell)
+                    ]
+                    why = f"localise: {value[0]} {value[1]} with other partners"
+                    if add(schema, partners, why):
+                        judged.add(value)
+                if value in judged:
+                    waiting.add(t.index)
     for pair, answer in answers.items():
-        if answer.status != "untested" or not answer.cells or asked & set(pair):
+        if answer.status != "untested" or not answer.cells or judged & set(pair):
             continue  # a pair never tested is the covering array's (planner.py)
         if all(i in waiting for i in answer.cells):
             continue  # once the version is judged, the cell may be explained

@@ -11,6 +11,7 @@ answers change; the audit's accuracy.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import html
 import io
 import itertools
@@ -96,7 +97,7 @@ def render_html(view: View) -> str:
             f"</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
         )
     cells = [
-        {"pins": c.pins, "outcome": c.outcome, "failures": [f.model_dump() for f in c.failures],
+        {"pins": c.pins, "outcome": c.outcome, "failures": [dataclasses.asdict(f) for f in c.failures],
          "repro": c.repro}
         for c in view.cells
     ]  # fmt: skip

@@ -1,25 +1,16 @@
-"""The atlas's universe: the releases of each axis, in PEP 440 order, as the user's
-indexes list them (bisect's candidates.py reads the indexes, the sweep's
-``latest-patch`` / ``all`` selection picks among them), and the pins held beside.
+"""The atlas's universe: the releases of each axis, oldest first, and the pins held
+beside (releases.py lists them from the user's indexes).
 
-A cell is one version per axis; a pair is two axes' versions. Both are plain tuples
-so that the planner, the localisation and the queries stay pure and fast.
+A cell is one version per axis; a pair is two axes' versions. Both are plain tuples,
+and this module imports nothing, so that the planner, the localisation and the
+queries stay pure and fast.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-
-from packaging.specifiers import SpecifierSet
-from packaging.version import Version
-
-from repromatrix.bisect.candidates import Listing, list_releases
-from repromatrix.bisect.sweep_ranges import Releases, select
-from repromatrix.environment import IndexSettings
-from repromatrix.errors import UserError
-from repromatrix.matrix.atlas import AtlasSettings
 
 Value = tuple[str, str]  # (package, version)
 Pair = tuple[Value, Value]  # in axis order
@@ -72,32 +63,3 @@ class Universe:
 def pair_key(one: Value, other: Value, order: tuple[str, ...]) -> Pair:
     """A pair with its two values in axis order (so that lookups agree)."""
     return (one, other) if order.index(one[0]) < order.index(other[0]) else (other, one)
-
-
-Lister = Callable[[str, IndexSettings], Listing]
-
-
-def list_universe(
-    settings: AtlasSettings, index: IndexSettings, *, lister: Lister = list_releases
-) -> Universe:
-    """Each axis's releases inside its specifier (no yanked release, no pre-release),
-    then ``latest-patch`` or ``all``; UserError for an axis left empty."""
-    axes: dict[str, tuple[str, ...]] = {}
-    for package, spec in settings.axes.items():
-        listing = lister(package, index)
-        wanted = SpecifierSet(spec)
-        versions = [
-            v
-            for v in listing.versions()
-            if not listing.releases[v].yanked and not v.is_prerelease and v in wanted
-        ]
-        chosen = select(versions, Releases(settings.releases))
-        if not chosen:
-            shown = spec or "any version"
-            raise UserError(f"atlas.axes.{package}: {shown!r}: no release of {package} matches")
-        axes[package] = tuple(str(v) for v in chosen)
-    return Universe(axes=axes, held=settings.held())
-
-
-def by_version(versions: list[str]) -> list[str]:
-    return sorted(versions, key=Version)
