@@ -76,7 +76,10 @@ def oracle(universe: Universe, faults: dict[str, list[frozenset]]):
         for cell, why in planned:
             pins = universe.pins(cell)
             values = set(pins.items())
-            cases = {c: "failed" if any(f <= values for f in fs) else "passed" for c, fs in faults.items()}
+            cases = {
+                c: "failed" if any(f <= values for f in fs) else "passed"
+                for c, fs in faults.items()
+            }
             failures = [Failure(c) for c, s in cases.items() if s == "failed"]
             outcome = "breaks" if failures else "works"
             out.append(CellRecord(pins, outcome, cases, failures, why))
@@ -97,7 +100,9 @@ def cells_against_bound(seeds: int) -> dict[str, dict]:
             rounds.append(done.rounds)
             for pair, answer in done.answers.items():
                 truth = any(f <= set(pair) for fs in faults.values() for f in fs)
-                wrong_inferred += answer.evidence == "inferred" and (answer.status == "breaks") != truth
+                wrong_inferred += (
+                    answer.evidence == "inferred" and (answer.status == "breaks") != truth
+                )
         out[name] = {
             "lower_bound": universe.lower_bound(),
             "ratio_mean": round(statistics.mean(ratios), 3),
@@ -164,7 +169,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     figures = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
         "load_average": round(os.getloadavg()[0], 1),
         "cells_against_lower_bound": cells_against_bound(args.seeds),
         "planner_seconds_12x10x12x4": planner_seconds(args.repeat),

@@ -51,7 +51,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     run = steps.add_parser("run", help="plan tonight's cells, run them, update the atlas")
     common(run)
     run.add_argument("--wheelhouse", type=Path, metavar="DIR", help="only this folder's wheels")
-    run.add_argument("--budget", type=int, metavar="N", help="the most cells (default: atlas.budget)")
+    run.add_argument(
+        "--budget", type=int, metavar="N", help="the most cells (default: atlas.budget)"
+    )
     run.add_argument("--jobs", type=int, default=1, metavar="N", help="cells at once (default: 1)")
     run.add_argument("--env-dir", type=Path, help="where environments are kept")
     run.add_argument("--cases", type=Path, help="the cases folder (default: beside the matrix)")
@@ -62,7 +64,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     plan = steps.add_parser("plan", help="the cells a run would test and why; runs nothing")
     common(plan)
     plan.add_argument("--wheelhouse", type=Path, metavar="DIR", help="only this folder's wheels")
-    plan.add_argument("--budget", type=int, metavar="N", help="the most cells (default: atlas.budget)")
+    plan.add_argument(
+        "--budget", type=int, metavar="N", help="the most cells (default: atlas.budget)"
+    )
     plan.add_argument("--json", action="store_true", help="one JSON object")
     plan.add_argument(
         "--tier-file",

@@ -76,9 +76,7 @@ def read_atlas(data: Any, name: str, packages: tuple[str, ...]) -> AtlasSettings
         raise UserError(f"{name}: atlas: must be a mapping with an 'axes' key (got {data!r})")
     block = validate(_Block, data, name, where)
     if len(block.axes) < 2:
-        raise UserError(
-            f"{name}: atlas.axes: {block.axes!r}: name at least two packages (a pair)"
-        )
+        raise UserError(f"{name}: atlas.axes: {block.axes!r}: name at least two packages (a pair)")
     axes: dict[str, str] = {}
     for package, spec in block.axes.items():
         at = key_path((*where, "axes", package))

@@ -38,9 +38,13 @@ class Oracle:
                 case: "failed" if any(f <= values for f in faults) else "passed"
                 for case, faults in self.faults.items()
             }
-            failures = [Failure(case=c, error=f"{c} failed") for c, s in cases.items() if s != "passed"]
+            failures = [
+                Failure(case=c, error=f"{c} failed") for c, s in cases.items() if s != "passed"
+            ]
             outcome = "breaks" if failures else "works"
-            out.append(CellRecord(pins=pins, outcome=outcome, cases=cases, failures=failures, reason=why))
+            out.append(
+                CellRecord(pins=pins, outcome=outcome, cases=cases, failures=failures, reason=why)
+            )
         return out
 
     def truth(self, pair: Pair) -> str:

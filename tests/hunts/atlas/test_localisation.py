@@ -42,9 +42,9 @@ def test_every_pair_comes_out_as_planted(oracle: Oracle) -> None:
     conflicts = {pair: "no solution" for pair in oracle.conflicts}
     outcome = advance(universe, [], conflicts, oracle, budget=10_000)
     holdable = oracle.holdable()
-    assert all(
-        a.status != "untested" for p, a in outcome.answers.items() if p in holdable
-    ), "every pair a cell can hold is answered"
+    assert all(a.status != "untested" for p, a in outcome.answers.items() if p in holdable), (
+        "every pair a cell can hold is answered"
+    )
     wrong = {
         pair: (answer, oracle.truth(pair))
         for pair, answer in outcome.answers.items()

@@ -44,7 +44,9 @@ def matrix_data(
     to fan out like any tier (its ids name cells; each reason rides in its tags)."""
     raw = yaml_data(read_text(matrix.path), matrix.path.name)
     defaults = dict(raw.get("defaults") or {})
-    defaults.update({pin.package: None if str(pin) == "null" else str(pin) for pin in settings.pins})
+    defaults.update(
+        {pin.package: None if str(pin) == "null" else str(pin) for pin in settings.pins}
+    )
     if settings.cases:
         defaults["cases"] = list(settings.cases)
     entries: list[dict[str, Any]] = []

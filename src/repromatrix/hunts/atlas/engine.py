@@ -51,9 +51,7 @@ def cover_plan(
         if cell is None:
             continue
         (blocked if record.outcome == "conflict" else tested).append(cell)
-    new = covering_cells(
-        universe, tested, conflicts=conflicts, blocked=blocked, strength=strength
-    )
+    new = covering_cells(universe, tested, conflicts=conflicts, blocked=blocked, strength=strength)
     stale_cells = {universe.cell(r.pins) for r in stale}
     planned: list[Planned] = []
     for cell in new:
@@ -140,9 +138,7 @@ def advance(
                 found = after[pair]
                 if found.evidence == "tested":
                     audits.append(
-                        Audit(
-                            pins=dict(pair), inferred=answers[pair].status, found=found.status
-                        )
+                        Audit(pins=dict(pair), inferred=answers[pair].status, found=found.status)
                     )
             answers = after
     return Outcome(cells, answers, know, spent, rounds, audits)

@@ -28,8 +28,8 @@ from repromatrix.hunts.atlas.conflicts import (
 )
 from repromatrix.hunts.atlas.engine import Outcome, RunCells, advance, cover_plan
 from repromatrix.hunts.atlas.localise import Planned, follow_ups
-from repromatrix.hunts.atlas.state import AtlasState, RunRecord, with_held
 from repromatrix.hunts.atlas.releases import Lister, list_universe
+from repromatrix.hunts.atlas.state import AtlasState, RunRecord, with_held
 from repromatrix.hunts.atlas.universe import Universe
 from repromatrix.matrix.atlas import AtlasSettings
 from repromatrix.matrix.model import Matrix
@@ -88,7 +88,11 @@ def prepare(
     universe = list_universe(settings, index, **({"lister": lister} if lister else {}))
     state = atlas_state.read_state(options.out)
     known_axes = state.axes
-    state.held, state.cases, state.strength = settings.held(), list(settings.cases), settings.strength
+    state.held, state.cases, state.strength = (
+        settings.held(),
+        list(settings.cases),
+        settings.strength,
+    )
     resolver = resolve or uv_resolver(index)
     state.resolutions += resolve_pairs(
         universe,

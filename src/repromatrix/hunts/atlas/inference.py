@@ -50,9 +50,7 @@ def _between(
         return versions[i], found
 
     below = next((a for i in range(at - 1, -1, -1) if (a := tested_at(i)) is not None), None)
-    above = next(
-        (a for i in range(at + 1, len(versions)) if (a := tested_at(i)) is not None), None
-    )
+    above = next((a for i in range(at + 1, len(versions)) if (a := tested_at(i)) is not None), None)
     if below is None or above is None:
         return None
     (low, under), (high, over) = below, above

@@ -72,8 +72,7 @@ def query(view: View, pin: str, other: str) -> dict[str, Any]:
     if name == package:
         raise UserError(f"{other!r}: give another axis than {package}")
     versions = [
-        entry(view, v, view.answer((package, version), (name, v)))
-        for v in view.universe.axes[name]
+        entry(view, v, view.answer((package, version), (name, v))) for v in view.universe.axes[name]
     ]
     return {"package": package, "version": version, "other": name, "versions": versions}
 

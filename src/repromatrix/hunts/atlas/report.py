@@ -97,10 +97,15 @@ def render_html(view: View) -> str:
             f"</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
         )
     cells = [
-        {"pins": c.pins, "outcome": c.outcome, "failures": [dataclasses.asdict(f) for f in c.failures],
-         "repro": c.repro}
+        {
+            "pins": c.pins,
+            "outcome": c.outcome,
+            "failures": [dataclasses.asdict(f) for f in c.failures],
+            "repro": c.repro,
+        }
         for c in view.cells
-    ]  # fmt: skip
+    ]
+    data = _json({"answers": answers, "cells": cells})
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>repromatrix compatibility atlas</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -111,7 +116,7 @@ def render_html(view: View) -> str:
 <div class="legend">{_legend()}</div>
 <div class="grids">{"".join(grids)}<div id="detail" class="panel">Click a square.</div></div>
 {_changes(view)}
-<script type="application/json" id="atlas-data">{_json({"answers": answers, "cells": cells})}</script>
+<script type="application/json" id="atlas-data">{data}</script>
 <script>{_asset("atlas.js")}</script>
 </body></html>
 """
@@ -125,8 +130,10 @@ def _facts(view: View) -> str:
     counts = ", ".join(f"{statuses.count(s)} {s}" for s in SYMBOL if statuses.count(s))
     inferred = sum(1 for a in view.answers.values() if a.evidence == "inferred")
     held_audits, audited = audit_accuracy(view)
-    audit = f"{held_audits} of {audited} inferred answers held when re-tested" if audited else (
-        "no inferred answer audited yet"
+    audit = (
+        f"{held_audits} of {audited} inferred answers held when re-tested"
+        if audited
+        else ("no inferred answer audited yet")
     )
     run = state.runs[-1] if state.runs else None
     last = f"last run {run.started}: {run.cells} cells in {run.seconds:.0f} s" if run else ""
@@ -151,7 +158,9 @@ def _recommended(view: View) -> str:
         body += f"<br>rerun: <code>{_e(repro)}</code>" if repro else ""
     if found["newer"]:
         newer = " ".join(f"{p}=={v}" for p, v in found["newer"].items())
-        body += f"<br>newer, every pair known to work (not yet run together): <code>{_e(newer)}</code>"
+        body += (
+            f"<br>newer, every pair known to work (not yet run together): <code>{_e(newer)}</code>"
+        )
     return f'<div class="panel" id="recommended"><h2>Recommended set</h2>{body}</div>'
 
 

@@ -181,7 +181,9 @@ def _cell(data: Any, where: str) -> CellRecord:
         cases=_mapping(data, "cases", where),
         failures=[
             Failure(
-                _value(f, "case", w, str), _value(f, "error", w, str, ""), _value(f, "link", w, str, "")
+                _value(f, "case", w, str),
+                _value(f, "error", w, str, ""),
+                _value(f, "link", w, str, ""),
             )
             for i, f in enumerate(_list(data, "failures", where))
             if (w := f"{where}.failures[{i}]")

@@ -54,7 +54,9 @@ def transitions(view: View) -> list[Change]:
         Change(a, before, after, old, new, b, tuple(partners), case)
         for (a, before, after, old, new, b, case), partners in grouped.items()
     ]
-    return sorted(changes, key=lambda c: (c.package, c.other, universe.position(c.package, c.after)))
+    return sorted(
+        changes, key=lambda c: (c.package, c.other, universe.position(c.package, c.after))
+    )
 
 
 def audit_accuracy(view: View) -> tuple[int, int]:
