@@ -11,7 +11,7 @@ in one run:
   two to four planted faults; goal <= 1.3x;
 - the planner's time for 12 x 10 x 12 x 4 releases (strength 2, and 3 for scale);
   goal < 2 s;
-- ``repromatrix atlas query`` on a stored atlas of that size: in process, and as a
+- ``atlas query PKG==VER OTHER`` on a stored atlas of that size: in process, and as a
   command (a fresh interpreter, as a user types it); goal < 0.2 s.
 
 Writes benchmarks/results/atlas.json.

@@ -58,7 +58,7 @@ HEAVY = (
 )
 COMMANDS = (
     "list", "run", "report", "bisect", "check", "culprit", "ci-matrix", "merge", "triage",
-    "hunt-inputs", "baseline", "sweep", "init", "issue",
+    "hunt-inputs", "baseline", "sweep", "init", "issue", "atlas",
 )  # fmt: skip
 
 

@@ -9,9 +9,10 @@
     repromatrix atlas recommend [--pin PKG==VER ...]
                                   the newest set known to work with the pins
     repromatrix atlas report      re-render index.html and answers.csv from atlas.json
-    repromatrix atlas plan --tier-file F / repromatrix atlas fold --results DIR
-                                  a nightly's fan-out: tonight's cells as a tier, then
-                                  its merged results folded back in
+    repromatrix atlas plan --tier-file FILE
+                                  a nightly's fan-out: tonight's cells as a tier
+    repromatrix atlas fold --results DIR
+                                  and its merged results folded back into the atlas
 
 Exit status: 0 done, 1 (recommend) no set is known to work, 2 bad input.
 """
