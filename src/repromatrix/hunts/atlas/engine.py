@@ -116,7 +116,7 @@ def advance(
             more = remaining[:left]  # a conflict found by a run left pairs uncovered
         if not more:
             break
-        say(f"localisation round {rounds}: {len(more)} cells")
+        say(f"localisation round {rounds + (0 if first else 1)}: {len(more)} cells")
         run(more)
     audits: list[Audit] = []
     inferred = sorted(p for p, a in answers.items() if a.evidence == "inferred")
