@@ -50,6 +50,7 @@ class Answer:
     link: str = ""
     cells: tuple[int, ...] = ()  # indexes into the atlas's cells that show it
     note: str = ""
+    failures: tuple[tuple[str, str, str], ...] = ()  # every breaking (case, error, link)
 
 
 @dataclass
@@ -230,6 +231,9 @@ def tested_answers(know: Knowledge) -> dict[Pair, Answer]:
 
 
 def _breaking(know: Knowledge, pair: Pair, cells: list[Tested]) -> Answer | None:
+    """The pair's breaking cases (each registered bug shows where it is), the first
+    as the answer's case."""
+    found: list[tuple[str, str, str, tuple[int, ...], str]] = []
     for case in sorted(know.cases):
         if pair in know.condemned_pairs.get(case, {}):
             why = "the pair fails where everything else is known to work"
@@ -241,15 +245,21 @@ def _breaking(know: Knowledge, pair: Pair, cells: list[Tested]) -> Answer | None
         failing = [t for t in cells if case in t.failing]
         if not failing:
             continue  # never tested together: only inference may answer it
-        shown = failing[0].record
-        failure = next((f for f in shown.failures if f.case == case), None)
-        return Answer(
-            "breaks",
-            "tested",
-            case=case,
-            error=failure.error if failure else "",
-            link=failure.link if failure else "",
-            cells=tuple(t.index for t in failing),
-            note=why,
-        )
-    return None
+        failure = next((f for f in failing[0].record.failures if f.case == case), None)
+        error, link = (failure.error, failure.link) if failure else ("", "")
+        found.append((case, error, link, tuple(t.index for t in failing), why))
+    if not found:
+        return None
+    # a registered bug first: it has a link to follow
+    found.sort(key=lambda item: (not item[2], item[0]))
+    case, error, link, cells_shown, why = found[0]
+    return Answer(
+        "breaks",
+        "tested",
+        case=case,
+        error=error,
+        link=link,
+        cells=cells_shown,
+        note=why,
+        failures=tuple((c, e, k) for c, e, k, _, _ in found),
+    )

@@ -51,6 +51,9 @@ def entry(view: View, version: str, answer: Answer) -> dict[str, Any]:
     }
     if answer.status == "breaks":
         out.update(case=answer.case, error=answer.error, link=answer.link or None)
+        out["failures"] = [
+            {"case": c, "error": e, "link": k or None} for c, e, k in answer.failures
+        ]
     if answer.status == "conflict":
         out["error"] = answer.error
     if answer.note:

@@ -83,6 +83,7 @@ def render_html(view: View) -> str:
                     "link": answer.link,
                     "note": answer.note,
                     "cells": list(answer.cells),
+                    "failures": [list(f) for f in answer.failures],
                 }
                 title = f"{a} {x} + {b} {y}: {answer.status}"
                 title += f" ({answer.evidence})" if answer.evidence else ""

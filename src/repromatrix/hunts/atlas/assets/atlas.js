@@ -19,6 +19,14 @@
     if (a.case) out += "<div>failing case: <code>" + esc(a.case) + "</code></div>";
     if (a.error) out += "<pre>" + esc(a.error) + "</pre>";
     if (a.link) out += '<div>registered: <a href="' + esc(a.link) + '">' + esc(a.link) + "</a></div>";
+    if (a.failures && a.failures.length > 1) {
+      out += "<div>every breaking case:</div><ul>";
+      a.failures.forEach(function (f) {
+        out += "<li><code>" + esc(f[0]) + "</code>: " + esc(f[1]) +
+          (f[2] ? ' <a href="' + esc(f[2]) + '">' + esc(f[2]) + "</a>" : "") + "</li>";
+      });
+      out += "</ul>";
+    }
     if (a.cells.length) {
       out += "<div>cells:</div><ul>";
       a.cells.forEach(function (i) {
