@@ -14,6 +14,9 @@
                                       one environment, one verdict (git bisect run's exit codes)
     nox -s culprit -- --good-lock A --bad-lock B (--case ID | --script F.py) [--pin PKG==VER]
                                       which of the packages that moved broke it (and its release)
+    nox -s atlas [-- --budget N --jobs N --wheelhouse DIR]
+                                      the compatibility atlas: every pair of the atlas:
+                                      block's releases, localised; reports/atlas/
     nox -s report [-- --results DIR --baseline FILE --issue N]
                                       re-render reports from stored results (runs nothing)
     nox -s tests                      the harness's own tests
@@ -42,7 +45,7 @@ import nox
 ROOT = Path(__file__).parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 # The harness's own requirements' modules (pyproject.toml's [project] dependencies).
-MODULES = ("packaging", "pydantic", "yaml", "rich", "uv")
+MODULES = ("packaging", "pydantic", "yaml", "rich", "uv", "covertable")
 
 
 def _harness_python() -> str:
@@ -129,14 +132,14 @@ for _combo in MATRIX.combinations():
 
 def _hunt_session(row: HuntRow) -> None:
     def hunt(session: nox.Session) -> None:
-        harness(session, row.name, *session.posargs)
+        harness(session, row.name, *row.session, *session.posargs)
 
     # Options: repromatrix NAME --help; the row says what its exit statuses mean.
     hunt.__doc__ = f"{row.words.usage}\n\n    {row.words.exits}"
     nox.session(hunt, name=row.name, python=False)
 
 
-# bisect, sweep, check, culprit: one session per hunt, from the hunts' table.
+# bisect, sweep, check, culprit, atlas: one session per hunt, from the hunts' table.
 for _hunt in HUNTS:
     _hunt_session(_hunt)
 

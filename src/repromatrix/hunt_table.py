@@ -18,6 +18,8 @@ class HuntRow:
     issue: bool  # offered as `/repromatrix NAME` on an issue (issue/)
     workflow: str | None  # the workflow the nightly's triage dispatches it to, if any
     words: Words
+    # What its nox session puts before the session's arguments (atlas: its run step).
+    session: tuple[str, ...] = ()
 
     # Its run module (plan(options), run(plan, prober): hunts.Hunt), and the command-line
     # module that parses its options (options(args)), by their names.
@@ -104,7 +106,22 @@ HUNTS = (
             kept="the steps done are in culprit.json",
         ),
     ),
-    # atlas (hunts/atlas/): its row comes with it.
+    HuntRow(
+        name="atlas",
+        issue=False,
+        workflow=None,
+        words=Words(
+            help="the compatibility atlas: which versions of the stack work together",
+            about="Cover every pair of the atlas: axes' releases in few cells, localise "
+            "failures to the pair that causes them, and publish reports/atlas/ (atlas.json, "
+            "index.html, answers.csv, summary.md).",
+            exits="Exit status: 0 done, 1 (recommend) no set is known to work, 2 bad input.",
+            usage="The compatibility atlas (matrix.yaml's atlas:): "
+            "-- [--budget N] [--jobs N] [--wheelhouse DIR].",
+            kept="the cells done are in atlas.json",
+        ),
+        session=("run",),
+    ),
 )
 BY_NAME = {row.name: row for row in HUNTS}
 

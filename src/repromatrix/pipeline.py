@@ -322,10 +322,16 @@ def _case_result(record: CaseRecord) -> CaseResult:
     )
 
 
-def run(options: RunOptions, say: Callable[[str], None] | None = None) -> tuple[Results, int]:
+def run(
+    options: RunOptions,
+    say: Callable[[str], None] | None = None,
+    *,
+    matrix: Matrix | None = None,
+) -> tuple[Results, int]:
     """Run the selected combinations, ``options.jobs`` at once. Progress goes to a
-    rich display on stdout, or as plain lines to ``say`` when one is given."""
-    matrix = load_matrix(options.matrix, cases=options.cases)
+    rich display on stdout, or as plain lines to ``say`` when one is given.
+    ``matrix``: combinations made elsewhere (the atlas's cells), instead of the file's."""
+    matrix = matrix or load_matrix(options.matrix, cases=options.cases)
     combos = select(matrix, options)
     preflight(matrix, options)
     # Registry and baseline are read now: bad input fails before the run, and a

@@ -36,8 +36,8 @@ from repromatrix.hunt_table import HUNTS
 HARNESS = {
     "matrix": ["run"],
     "report": ["report"],
-    # One session per hunt (hunt_table.py), running its command.
-    **{row.name: [row.name] for row in HUNTS},
+    # One session per hunt (hunt_table.py), running its command (and what its row puts first).
+    **{row.name: [row.name, *row.session] for row in HUNTS},
     "nightly-dry-run": ["dry-run", "--repromatrix", "."],
 }
 # tests/workflows/test_nightly_dry_run.py runs the documented dry-run line for real.
@@ -256,8 +256,11 @@ def _unknown_options(parser: argparse.ArgumentParser, args: list[str]) -> list[s
     command = commands.choices.get(args[0])
     if command is None:
         return []
-    known = command._option_string_actions
     words = args[1 : args.index("--")] if "--" in args else args[1:]
+    steps = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
+    if steps and words and words[0] in steps[0].choices:  # `atlas run ...`: its step's
+        command, words = steps[0].choices[words[0]], words[1:]
+    known = command._option_string_actions
     return [
         word
         for word in words

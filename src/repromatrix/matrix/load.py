@@ -19,6 +19,7 @@ from typing import Any
 
 from repromatrix import redact
 from repromatrix.errors import UserError, key_path
+from repromatrix.matrix.atlas import read_atlas
 from repromatrix.matrix.case_ids import CaseIndex
 from repromatrix.matrix.defaults import DEFAULT_PACKAGES
 from repromatrix.matrix.levels import read_level
@@ -74,6 +75,7 @@ def _check_case_files(data: dict[str, Any], name: str, cases_root: Path) -> None
     ``data`` has passed parse_matrix: every ``cases`` value is a list of text."""
     index = CaseIndex(cases_root)
     places: list[tuple[tuple[str | int, ...], Any]] = [(("defaults",), data.get("defaults"))]
+    places.append((("atlas",), data.get("atlas")))
     places += [(("tier_defaults", t), v) for t, v in (data.get("tier_defaults") or {}).items()]
     for tier, entries in data["tiers"].items():
         places += [(("tiers", tier, i), entry) for i, entry in enumerate(entries)]
@@ -135,7 +137,8 @@ def parse_matrix(data: Any, path: Path) -> Matrix:
         tiers[tier] = tuple(
             replace(c, pins=tuple(p.anchored(path.parent) for p in c.pins)) for c, _ in combos
         )
-    return Matrix(path=path, packages=packages, tiers=tiers)
+    atlas = None if doc.atlas is None else read_atlas(doc.atlas, name, packages)
+    return Matrix(path=path, packages=packages, tiers=tiers, atlas=atlas)
 
 
 def _packages(declared: list[str] | None, name: str) -> tuple[str, ...]:

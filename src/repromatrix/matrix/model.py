@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from packaging.requirements import InvalidRequirement, Requirement
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -39,6 +39,9 @@ from repromatrix.errors import UserError
 from repromatrix.hunt_table import HUNT_NAMES
 from repromatrix.matrix.pins import Pin, number_hint
 from repromatrix.names import canonicalize_name
+
+if TYPE_CHECKING:
+    from repromatrix.matrix.atlas import AtlasSettings
 
 SCHEMA_VERSION = 1
 
@@ -51,7 +54,7 @@ RESERVED_IDS = frozenset(
         "tests-fast",
         "lint",
         "report",
-        *HUNT_NAMES,  # bisect, sweep, check, culprit: one session per hunt
+        *HUNT_NAMES,  # bisect, sweep, check, culprit, atlas: one session per hunt
         "nightly-dry-run",
     }
 )
@@ -181,6 +184,7 @@ class Document(BaseModel):
     defaults: dict[str, Any] = {}
     tier_defaults: dict[str, dict[str, Any]] = {}
     tiers: dict[str, list[dict[str, Any]]]
+    atlas: Any = None  # the compatibility atlas's block, checked by atlas.read_atlas
 
 
 @dataclass(frozen=True)
@@ -219,6 +223,7 @@ class Matrix:
     path: Path
     packages: tuple[str, ...]
     tiers: Mapping[str, tuple[Combination, ...]] = field(default_factory=dict)
+    atlas: AtlasSettings | None = None  # matrix.yaml's `atlas:` block (atlas.py)
 
     def tier(self, name: str) -> tuple[Combination, ...]:
         if name not in self.tiers:

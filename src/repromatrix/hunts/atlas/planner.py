@@ -1,0 +1,86 @@
+"""Tonight's cells: a covering array over the axes, seeded with the cells already
+tested, that skips what the metadata forbids (pure).
+
+covertable builds it (strength 2 or 3, ``presets`` = the rows already tested, so a
+new release costs only the cells its new pairs need, about the size of the largest
+other axis; ``constraints`` = the pairs uv cannot install together). The other kept
+libraries were weighed: allpairspy 2.5.1 has a filter but no seed rows, so every
+night would re-plan from nothing; PICT (pypict 0.3.0) seeds and constrains too but
+ships no wheels, so every install would compile C++ with Cython (docs/atlas.md).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from covertable import make
+
+from repromatrix.hunts.atlas.universe import Cell, Pair, Universe
+
+
+def covering_cells(
+    universe: Universe,
+    tested: Iterable[Cell],
+    *,
+    conflicts: Iterable[Pair] = (),
+    blocked: Iterable[Cell] = (),
+    strength: int = 2,
+) -> list[Cell]:
+    """The cells to add to ``tested`` so that every pair (or triple) that can be
+    installed together is in one; the tested cells themselves are not repeated."""
+    packages = universe.packages
+    if len(packages) < 2:
+        return []
+    strength = min(strength, len(packages))
+    factors = {p: list(universe.axes[p]) for p in packages}
+    done = list(dict.fromkeys(tested))
+    presets = [dict(zip(packages, cell, strict=True)) for cell in done]
+    rows = make(
+        factors,
+        strength=strength,
+        presets=presets,
+        constraints=_constraints(packages, conflicts, blocked),
+    )
+    seen = set(done)
+    out: list[Cell] = []
+    for row in rows:
+        if len(row) != len(packages):
+            continue  # covertable leaves a row short only where nothing can complete it
+        cell = tuple(str(row[p]) for p in packages)
+        if cell not in seen:
+            seen.add(cell)
+            out.append(cell)
+    return out
+
+
+def _constraints(
+    packages: tuple[str, ...], conflicts: Iterable[Pair], blocked: Iterable[Cell]
+) -> list[dict[str, Any]]:
+    """covertable's escape hatch (a function of the row) per pair of axes with
+    conflicts: one check per row instead of one expression per forbidden pair."""
+    forbidden: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
+    for (a, x), (b, y) in conflicts:
+        forbidden[(a, b)].add((x, y))
+    rules: list[dict[str, Any]] = []
+    for (a, b), pairs in forbidden.items():
+        rules.append(
+            {
+                "operator": "fn",
+                "requires": [a, b],
+                "evaluate": lambda row, a=a, b=b, pairs=frozenset(pairs): (
+                    (row[a], row[b]) not in pairs
+                ),
+            }
+        )
+    cells = frozenset(blocked)
+    if cells:
+        rules.append(
+            {
+                "operator": "fn",
+                "requires": list(packages),
+                "evaluate": lambda row: tuple(row[p] for p in packages) not in cells,
+            }
+        )
+    return rules

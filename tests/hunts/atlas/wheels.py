@@ -1,0 +1,34 @@
+"""Tiny installable wheels for the atlas's end-to-end tests (no torch: seconds)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import zipfile
+from pathlib import Path
+
+
+def tiny_wheel(folder: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> Path:
+    """A pure-Python wheel of ``name`` whose module holds ``VERSION``."""
+    module = name.replace("-", "_")
+    dist = f"{module}-{version}"
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    metadata += "".join(f"Requires-Dist: {r}\n" for r in requires)
+    files = {
+        f"{module}/__init__.py": f"VERSION = {version!r}\n",
+        f"{dist}.dist-info/METADATA": metadata,
+        f"{dist}.dist-info/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{path},sha256={digest.decode()},{len(text.encode())}")
+    record.append(f"{dist}.dist-info/RECORD,,")
+    files[f"{dist}.dist-info/RECORD"] = "\n".join(record) + "\n"
+    out = folder / f"{dist}-py3-none-any.whl"
+    with zipfile.ZipFile(out, "w") as wheel:
+        for path, text in files.items():
+            wheel.writestr(path, text)
+    return out
