@@ -13,8 +13,8 @@ import pytest
 from support.pngread import colour_counts, hex_rgb, read_png
 from support.reportdata import CASE_A, CASE_B, case, combination, demo_results, results, versions
 
+from repromatrix.outcomes import STATUSES
 from repromatrix.reports import Reporting
-from repromatrix.reports.view import STATUS_STYLE
 from repromatrix.verdicts.knownissues import parse_registry
 
 pytestmark = pytest.mark.browser
@@ -91,7 +91,7 @@ def test_screenshot_shows_the_grid_in_status_colours(chromium, page, tmp_path):
     assert len(counts) > 50, "nothing but a few flat colours: no text, no grid"
     # Each status in the demo fills whole cells with its colour (a cell is ~30x20 px).
     for status, minimum in [("passed", 1500), ("regressed", 600), ("known-broken", 300)]:
-        colour = hex_rgb(STATUS_STYLE[status][1])
+        colour = hex_rgb(STATUSES[status].colour)
         assert counts[colour] >= minimum, f"{status} cells not coloured: {counts[colour]} px"
 
 

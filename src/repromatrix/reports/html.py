@@ -18,14 +18,11 @@ import json
 from importlib import resources
 from typing import Any
 
-from repromatrix.outcomes import Verdict
+from repromatrix.outcomes import STATUS_TABLE, STATUSES, VERDICT_TABLE, Verdict, verdict_attention
 from repromatrix.redact import redact_text
 from repromatrix.reports import environment
 from repromatrix.reports.view import (
     EXIT_TEXT,
-    STATUS_STYLE,
-    VERDICT_RANK,
-    VERDICT_STYLE,
     View,
     cell_status,
     first_line,
@@ -36,20 +33,6 @@ from repromatrix.reports.view import (
 )
 from repromatrix.verdicts import case_repro, is_regression
 
-# Text in a cell besides its colour (for colour-blind readers and for print).
-CELL_MARK = {
-    "passed": "✓",
-    "regressed": "▼",
-    "failed": "✗",
-    "error": "!",
-    "crashed": "C",
-    "timed-out": "T",
-    "known-broken": "K",
-    "possibly-fixed": "?",
-    "flaky": "~",
-    "skipped": "–",
-    "missing": "",
-}
 TRACEBACK_LINES = 60
 TRACEBACK_CHARS = 6000
 MESSAGE_CHARS = 2000
@@ -94,7 +77,7 @@ def _json(data: Any) -> str:
 
 
 def _by_rank(counts: dict[str, int]) -> list[tuple[str, int]]:
-    return sorted(counts.items(), key=lambda kv: VERDICT_RANK.get(kv[0], 99))
+    return sorted(counts.items(), key=lambda kv: verdict_attention(kv[0]))
 
 
 @functools.cache
@@ -104,12 +87,9 @@ def asset(name: str) -> str:
 
 
 def _css() -> str:
-    status_rules = "".join(
-        f".s-{name}{{background:{colour}}}" for name, (_, colour, _) in STATUS_STYLE.items()
-    )
+    status_rules = "".join(f".s-{row.word}{{background:{row.colour}}}" for row in STATUS_TABLE)
     verdict_rules = "".join(
-        f".v-{name}{{background:{colour};color:#fff}}"
-        for name, (_, colour) in VERDICT_STYLE.items()
+        f".v-{row.verdict}{{background:{row.colour};color:#fff}}" for row in VERDICT_TABLE
     )
     return asset("report.css") + status_rules + verdict_rules
 
@@ -174,9 +154,7 @@ def _regressions(view: View) -> str:
 
 def _controls(view: View) -> str:
     selects = []
-    verdicts = sorted(
-        {c.verdict or "?" for c in view.combinations}, key=lambda v: VERDICT_RANK.get(v, 99)
-    )
+    verdicts = sorted({c.verdict or "?" for c in view.combinations}, key=verdict_attention)
     options = "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in verdicts)
     selects.append(
         f'<label>verdict <select data-filter="verdict"><option value="">all</option>'
@@ -204,9 +182,9 @@ def _controls(view: View) -> str:
 def _legend(view: View) -> str:
     seen = {cell_status(case) for c in view.combinations for case in c.cases}
     items = [
-        f'<span class="key"><i class="sw s-{name}">{_e(CELL_MARK[name])}</i>{_e(meaning)}</span>'
-        for name, (_, _, meaning) in STATUS_STYLE.items()
-        if name in seen
+        f'<span class="key"><i class="sw s-{row.word}">{_e(row.mark)}</i>{_e(row.meaning)}</span>'
+        for row in STATUS_TABLE
+        if row.word in seen
     ]
     sweep = view.sweep_package()
     if sweep is not None:
@@ -290,7 +268,7 @@ def _grid(view: View) -> str:
                 hover += ": " + first_line(case.message, 240)
             cells.append(
                 f'<td class="c s-{status}" data-c="{index}" title="{_e(hover)}">'
-                f"{_e(CELL_MARK[status])}</td>"
+                f"{_e(STATUSES[status].mark)}</td>"
             )
         problem = any(c.status not in ("passed", "skipped") for c in combination.cases) or (
             verdict not in (Verdict.PASS, Verdict.SKIPPED)

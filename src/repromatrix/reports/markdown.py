@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 
+from repromatrix.outcomes import verdict_attention, verdict_symbol
 from repromatrix.redact import redact_text
 from repromatrix.reports import environment
 from repromatrix.reports.markdown_details import details, lists
@@ -36,8 +37,6 @@ from repromatrix.reports.markdown_problems import problems
 from repromatrix.reports.markdown_text import code, code_block, fit, more_note
 from repromatrix.reports.view import (
     EXIT_TEXT,
-    VERDICT_RANK,
-    VERDICT_STYLE,
     View,
     run_facts,
 )
@@ -104,8 +103,8 @@ def _head(view: View) -> str:
     results = view.results
     summary = results.summary
     counts = summary.verdicts if summary else {}
-    ordered = sorted(counts.items(), key=lambda kv: VERDICT_RANK.get(kv[0], 99))
-    verdicts = " · ".join(f"{VERDICT_STYLE.get(v, ('', ''))[0]} {n} {v}" for v, n in ordered)
+    ordered = sorted(counts.items(), key=lambda kv: verdict_attention(kv[0]))
+    verdicts = " · ".join(f"{verdict_symbol(v)} {n} {v}" for v, n in ordered)
     exit_code = summary.exit_code if summary else 0
     lines = [f"## repromatrix: {verdicts or 'no combinations'}\n\n"]
     lines.append(f"**Exit status {exit_code}**: {EXIT_TEXT[exit_code]}.\n\n")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from packaging.version import InvalidVersion, Version
 
 from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
-from repromatrix.outcomes import COLLECTION_ID, FAILURES, CaseOutcome
+from repromatrix.outcomes import COLLECTION_ID, FAILURES, CaseOutcome, CombinationStatus
 from repromatrix.outcomes import raw_outcome as outcome_of_status
 from repromatrix.results import CaseResult, CombinationResult, Transition
 
@@ -32,10 +32,10 @@ def outcome_in(combination: CombinationResult, case_id: str) -> str | None:
     """The raw outcome of ``case_id`` in ``combination``; for the collection pseudo-case,
     ``passed`` when the combination's cases ran at all."""
     if case_id == COLLECTION_ID:
-        if not combination.cases or combination.status == "install-error":
+        if not combination.cases or combination.status == CombinationStatus.INSTALL_ERROR:
             return None
         failed = any(c.id == COLLECTION_ID for c in combination.cases)
-        return "failed" if failed else PASSED
+        return CaseOutcome.FAILED if failed else PASSED
     for case in combination.cases:
         if case.id == case_id:
             return raw_outcome(case)
@@ -242,7 +242,7 @@ class Neighbours:
         self.combinations: dict[str, CombinationResult] = {}
         members: dict[tuple, list[tuple[Version, CombinationResult]]] = defaultdict(list)
         for combination in combinations:
-            if combination.status == "install-error" or not combination.resolved:
+            if combination.status == CombinationStatus.INSTALL_ERROR or not combination.resolved:
                 continue
             signature = {p: _resolved(combination, p) for p in _packages(combination)}
             self.signatures[combination.id] = signature
