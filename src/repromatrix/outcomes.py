@@ -58,11 +58,13 @@ class CombinationStatus(StrEnum):
     FAILED = "failed"
     SKIPPED = "skipped"
     INSTALL_ERROR = "install-error"
+    LOST = "lost"  # no result came back: its CI job was killed, lost or cancelled (merge)
 
 
 class Verdict(StrEnum):
     """One word per combination, in the order of precedence verdicts applies."""
 
+    LOST = "LOST"
     INSTALL_ERROR = "INSTALL-ERROR"
     SKIPPED = "SKIPPED"
     REGRESSED = "REGRESSED"
@@ -118,11 +120,16 @@ class StatusRow:
 # In order of precedence: a combination gets the first verdict whose rule applies.
 VERDICT_TABLE: tuple[VerdictRow, ...] = (
     VerdictRow(
-        Verdict.INSTALL_ERROR, 2, "📦", "#8250df", True, False,
+        Verdict.LOST, 2, "📭", "#57606a", True, False,
+        "no result came back: the CI job that ran it was killed, lost its runner or was "
+        "cancelled",
+    ),
+    VerdictRow(
+        Verdict.INSTALL_ERROR, 3, "📦", "#8250df", True, False,
         "the environment could not be built",
     ),
     VerdictRow(
-        Verdict.SKIPPED, 5, "⏩", "#8c959f", False, True,
+        Verdict.SKIPPED, 6, "⏩", "#8c959f", False, True,
         "could not run here (a GPU combination on a CPU host), or every case skipped",
     ),
     VerdictRow(
@@ -134,14 +141,14 @@ VERDICT_TABLE: tuple[VerdictRow, ...] = (
         "a failure with nothing to compare it with",
     ),
     VerdictRow(
-        Verdict.FIXED, 3, "✨", "#1f6feb", False, False,
+        Verdict.FIXED, 4, "✨", "#1f6feb", False, False,
         "failed in a baseline, or inside a known-issue range, passes now",
     ),
     VerdictRow(
-        Verdict.KNOWN_BROKEN, 4, "🐛", "#f0b72f", False, True,
+        Verdict.KNOWN_BROKEN, 5, "🐛", "#f0b72f", False, True,
         "every failure is a registered upstream bug",
     ),
-    VerdictRow(Verdict.PASS, 6, "✅", "#2da44e", False, True, "every case passes"),
+    VerdictRow(Verdict.PASS, 7, "✅", "#2da44e", False, True, "every case passes"),
 )  # fmt: skip
 
 # In the order legends list them.

@@ -1,7 +1,7 @@
 """The commands the nightly workflow calls (kept apart from cli.py's core ones):
 
-repromatrix ci-matrix --tier nightly [--slices 4]      the tier as job matrices
-repromatrix merge --into DIR SOURCE...                 per-job results -> one
+repromatrix ci-matrix --tier nightly [--slices 4]      the tier as slices of jobs
+repromatrix merge --into DIR [--tier T] SOURCE...      per-job results -> one
 repromatrix baseline --into DIR                        last night's results (gh)
 repromatrix triage --results DIR [--baseline DIR] ...  verdicts (as `report`),
                                                        regressions, tracking
@@ -33,17 +33,18 @@ COMMANDS = ("ci-matrix", "merge", "triage", "hunt-inputs", "baseline")
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    matrix = commands.add_parser("ci-matrix", help="a tier as GitHub Actions job matrices")
+    matrix = commands.add_parser(
+        "ci-matrix", help="a tier as GitHub Actions jobs, cut into slices (step outputs)"
+    )
     matrix.add_argument("--matrix", type=Path)  # default: found upward (app.main)
     matrix.add_argument("--tier", required=True)
+    _plan_options(matrix)
     matrix.add_argument(
-        "--slices", type=int, default=4, help="slice jobs in the workflow (default: 4)"
-    )
-    matrix.add_argument(
-        "--size",
-        type=int,
-        default=slices.GITHUB_MATRIX_LIMIT,
-        help="jobs per slice at most (default: GitHub's limit, %(default)s)",
+        "--runner",
+        metavar="JSON",
+        help="runs-on of the combinations that name no runner: a JSON string (a scale "
+        "set), list of labels or {group, labels} "
+        f"(default: {json.dumps(slices.DEFAULT_RUNNER)})",
     )
 
     merging = commands.add_parser("merge", help="merge results directories into one")
@@ -59,6 +60,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="a combination given twice with different results: keep the last",
     )
+    merging.add_argument(
+        "--tier",
+        help="the tier the sources ran: a combination of it that no source holds is "
+        "written as LOST, naming its job (as ci-matrix cut it), and the exit status is 1",
+    )
+    _plan_options(merging)
     merging.add_argument("sources", nargs="+", type=Path, metavar="SOURCE")
 
     triaging = commands.add_parser(
@@ -148,25 +155,51 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
 
 
+def _plan_options(parser: argparse.ArgumentParser) -> None:
+    """How ci-matrix cuts a tier; merge --tier takes the same to name a lost job."""
+    parser.add_argument(
+        "--slices",
+        type=int,
+        default=slices.DEFAULT_SLICES,
+        help="slice jobs in the workflow (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--size",
+        type=int,
+        default=slices.GITHUB_MATRIX_LIMIT,
+        help="jobs per slice at most (default: GitHub's limit, %(default)s)",
+    )
+
+
+def _runs_on(text: str | None) -> object:
+    from repromatrix.matrix.model import runs_on
+
+    if not text:
+        return None
+    try:
+        return runs_on(json.loads(text))
+    except (ValueError, RecursionError) as err:
+        raise UserError(f"--runner: {text!r}: {err}") from None
+
+
 def run_command(args: argparse.Namespace) -> int | None:
     """The exit status of a command of this module, None for another one."""
     if args.command == "ci-matrix":
         from repromatrix.matrix.load import load_matrix
 
-        combos = load_matrix(args.matrix).tier(args.tier)
-        for key, value in slices.github_outputs(combos, count=args.slices, size=args.size).items():
+        matrix = load_matrix(args.matrix)
+        outputs = slices.github_outputs(
+            matrix.tier(args.tier),
+            count=args.slices,
+            size=args.size,
+            settings=matrix.settings_of(args.tier),
+            default_runner=_runs_on(args.runner),
+        )
+        for key, value in outputs.items():
             print(f"{key}={value}")
         return 0
     if args.command == "merge":
-        from repromatrix.matrix.load import load_matrix
-        from repromatrix.results.gather import merge
-
-        order = (
-            [c.id for c in load_matrix(args.matrix).combinations()] if args.matrix.exists() else []
-        )
-        merged = merge(args.into, args.sources, order=order, replace=args.replace)
-        print(f"merged {len(merged.combinations)} combinations into {args.into}")
-        return 0
+        return _merge(args)
     if args.command == "triage":
         return _triage(args)
     if args.command == "baseline":
@@ -174,6 +207,35 @@ def run_command(args: argparse.Namespace) -> int | None:
     if args.command == "hunt-inputs":
         return _hunt_inputs(args)
     return None
+
+
+def _merge(args: argparse.Namespace) -> int:
+    """Exit status 1 when a combination of ``--tier`` came back from no job (each named,
+    with its job, on its own line); the merged results are written either way."""
+    from repromatrix.matrix.load import load_matrix
+    from repromatrix.outcomes import CombinationStatus
+    from repromatrix.results.gather import Expected, merge
+
+    matrix = load_matrix(args.matrix) if args.tier or args.matrix.exists() else None
+    order = [c.id for c in matrix.combinations()] if matrix is not None else []
+    expected: list[Expected] = []
+    if matrix is not None and args.tier:
+        combos = matrix.tier(args.tier)
+        parts = slices.plan(
+            combos, count=args.slices, size=args.size, settings=matrix.settings_of(args.tier)
+        )
+        jobs = slices.where_each_ran(parts)
+        expected = [
+            Expected(c.id, c.tier, c.requested(), jobs[c.id], device=c.device) for c in combos
+        ]
+    merged = merge(args.into, args.sources, order=order, replace=args.replace, expected=expected)
+    lost = [c for c in merged.combinations if c.status == CombinationStatus.LOST]
+    print(f"merged {len(merged.combinations)} combinations into {args.into}")
+    for combination in lost:
+        print(f"  LOST {combination.id}: {combination.message}")
+    if lost:
+        print(f"{len(lost)} of the tier's combinations came back from no job (LOST)")
+    return 1 if lost else 0
 
 
 class GitHubFailure(UserError):

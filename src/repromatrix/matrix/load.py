@@ -20,8 +20,8 @@ from repromatrix import redact
 from repromatrix.errors import UserError, key_path
 from repromatrix.matrix.case_ids import CaseIndex
 from repromatrix.matrix.defaults import DEFAULT_PACKAGES
-from repromatrix.matrix.levels import read_level
-from repromatrix.matrix.model import TIER_PATTERN, Combination, Document, Matrix
+from repromatrix.matrix.levels import read_level, tier_level
+from repromatrix.matrix.model import TIER_PATTERN, Combination, Document, Matrix, TierSettings
 from repromatrix.matrix.read import check_structure, read_text, yaml_data
 from repromatrix.matrix.tiers import expand_tier
 from repromatrix.matrix.validation import validate
@@ -101,7 +101,8 @@ def parse_matrix(data: Any, path: Path) -> Matrix:
         raise UserError(f"{name}: the top level must be a mapping with a 'tiers' key")
     doc = validate(Document, data, name, ())
     packages = _packages(doc.packages, name)
-    defaults = read_level(doc.defaults, ("defaults",), name, packages)
+    inherited, for_every_tier = tier_level(doc.defaults, ("defaults",), name)
+    defaults = read_level(inherited, ("defaults",), name, packages)
     for tier in doc.tier_defaults:
         if tier not in doc.tiers:
             raise UserError(f"{name}: tier_defaults.{tier}: unknown tier (not under 'tiers')")
@@ -109,6 +110,7 @@ def parse_matrix(data: Any, path: Path) -> Matrix:
         raise UserError(f"{name}: tiers: no tiers declared")
 
     tiers: dict[str, tuple[Combination, ...]] = {}
+    tier_settings: dict[str, TierSettings] = {}
     seen_ids: dict[str, str] = {}
     for tier, entries in doc.tiers.items():
         where = ("tiers", tier)
@@ -119,9 +121,10 @@ def parse_matrix(data: Any, path: Path) -> Matrix:
             )
         if not entries:
             raise UserError(f"{name}: {key_path(where)}: tier is empty")
-        base = defaults.merged(
-            read_level(doc.tier_defaults.get(tier, {}), ("tier_defaults", tier), name, packages)
-        )
+        where_defaults = ("tier_defaults", tier)
+        inherited, own = tier_level(doc.tier_defaults.get(tier, {}), where_defaults, name)
+        tier_settings[tier] = TierSettings(**{**for_every_tier, **own})
+        base = defaults.merged(read_level(inherited, where_defaults, name, packages))
         combos = expand_tier(tier, entries, base, name, packages)
         for combo, combo_path in combos:
             if combo.id in seen_ids:
@@ -131,7 +134,7 @@ def parse_matrix(data: Any, path: Path) -> Matrix:
                 )
             seen_ids[combo.id] = combo_path
         tiers[tier] = tuple(c for c, _ in combos)
-    return Matrix(path=path, packages=packages, tiers=tiers)
+    return Matrix(path=path, packages=packages, tiers=tiers, tier_settings=tier_settings)
 
 
 def _packages(declared: list[str] | None, name: str) -> tuple[str, ...]:

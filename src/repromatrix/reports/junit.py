@@ -14,7 +14,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 
-from repromatrix.outcomes import FAILURES, CaseStatus
+from repromatrix.outcomes import FAILURES, CaseStatus, CombinationStatus
 from repromatrix.redact import redactor
 from repromatrix.reports.view import View, first_line
 from repromatrix.results import CaseResult, CombinationResult
@@ -24,6 +24,8 @@ from repromatrix.verdicts import case_repro, is_regression
 _ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 # <failure>; an error in setup, teardown or collection is an <error> of its own.
 FAILURE_OUTCOMES = FAILURES - {CaseStatus.ERROR}
+# A combination without cases that is an <error> (else it is <skipped>): its type.
+ERROR_TYPES = {CombinationStatus.INSTALL_ERROR: "InstallError", CombinationStatus.LOST: "LostJob"}
 
 
 Clean = Callable[[str | None], str]
@@ -76,13 +78,14 @@ def _suite(combination: CombinationResult, clean: Clean) -> ET.Element:
 
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     seconds = 0.0
-    if combination.status == "install-error" or not combination.cases:
+    if combination.status == CombinationStatus.INSTALL_ERROR or not combination.cases:
         case = ET.SubElement(
             suite, "testcase", classname="repromatrix", name="environment", time="0.000"
         )
         message = clean(first_line(combination.message or "no case ran", 1000))
-        if combination.status == "install-error":
-            element = ET.SubElement(case, "error", message=message, type="InstallError")
+        error = ERROR_TYPES.get(combination.status)
+        if error is not None:
+            element = ET.SubElement(case, "error", message=message, type=error)
             element.text = clean(combination.message)
             counts["errors"] += 1
         else:

@@ -123,8 +123,15 @@ def _combination_rows(view: View, cases: list[str], budget: int) -> str:
         if not shown and not skipped and combination.verdict in (Verdict.PASS, None):
             quiet += 1
             continue
+        # A lost job's combinations share a row: their message names the job.
+        lost = combination.verdict == Verdict.LOST
         alone = combination.verdict == Verdict.INSTALL_ERROR or not combination.cases
-        key = (combination.verdict, shown, skipped, index if alone else None)
+        key = (
+            combination.verdict,
+            shown,
+            skipped,
+            combination.message if lost else index if alone else None,
+        )
         if groups and groups[-1][0] == key and groups[-1][1][-1] == index - 1:
             groups[-1][1].append(index)
         else:

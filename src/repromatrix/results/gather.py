@@ -10,7 +10,12 @@ before rendering one report. Safely:
 - a combination found twice with different results is an error naming both
   places (a re-run job's artifact and the original, say), unless ``replace``;
   the same file twice (an artifact downloaded twice) is fine;
-- each combination file is written atomically, results.json last, in matrix order.
+- each combination file is written atomically, results.json last, in matrix order;
+- given the combinations the tier holds (``expected``: ``merge --tier``), one that no
+  source holds (its job was killed, lost its runner, was cancelled) is written as a
+  ``lost`` result naming that job, never left out; a real result replaces a lost one
+  in a later merge (a re-run job's artifact). With ``expected``, a source that holds
+  nothing (every job lost) is not an error: its combinations are lost.
 """
 
 from __future__ import annotations
@@ -23,8 +28,33 @@ from pathlib import Path
 
 from repromatrix import __version__
 from repromatrix.errors import UserError
+from repromatrix.outcomes import CombinationStatus
 from repromatrix.results.folder import ResultsDir, read_combinations, write_combination
 from repromatrix.results.schema import CombinationResult, Results, RunInfo, load_results
+
+
+@dataclass(frozen=True)
+class Expected:
+    """A combination the tier holds, and the CI job that was to run it."""
+
+    id: str
+    tier: str
+    requested: dict[str, str]
+    job: str  # as a person finds it in the run's page: "slice_1 / part 3 (c0042, c0043)"
+    device: str = "cpu"
+    repro: str = ""
+
+    def lost(self) -> CombinationResult:
+        return CombinationResult(
+            id=self.id,
+            tier=self.tier,
+            requested=self.requested,
+            status=CombinationStatus.LOST,
+            device=self.device,
+            repro=self.repro,
+            message=f"no result came back from its job, {self.job}: the job was killed "
+            "(out of memory?), lost its runner or was cancelled",
+        )
 
 
 @dataclass(frozen=True)
@@ -75,8 +105,9 @@ def merge(
     *,
     order: Sequence[str] = (),
     replace: bool = False,
+    expected: Sequence[Expected] = (),
 ) -> Results:
-    read = [read_source(d) for path in sources for d in find_results_dirs(path)]
+    read = [read_source(d) for path in sources for d in _results_dirs(path, bool(expected))]
     target = ResultsDir(into.resolve())
     with target.claimed("update"):
         chosen: dict[str, tuple[CombinationResult, Path]] = {
@@ -88,7 +119,8 @@ def merge(
                 if cid in chosen and _same(chosen[cid][0], combo):
                     incoming.add(cid)
                     continue
-                if cid in chosen and not replace:
+                lost = chosen[cid][0].status == CombinationStatus.LOST if cid in chosen else False
+                if cid in chosen and not (replace or lost):
                     raise UserError(
                         f"{source.path}: combination {cid!r} is also in {chosen[cid][1]} with "
                         "different results (pass --replace to keep the last one given)"
@@ -100,7 +132,22 @@ def merge(
             if origin != target.path:
                 write_combination(target.path, combo)
                 _copy_logs(origin, target, cid)
-        return target.merge(_merged_run(read), list(order))
+        for wanted in expected:
+            if wanted.id not in chosen or chosen[wanted.id][0].status == CombinationStatus.LOST:
+                write_combination(target.path, wanted.lost())
+        order = list(order) or [wanted.id for wanted in expected]
+        return target.merge(_merged_run(read), order)
+
+
+def _results_dirs(path: Path, tolerate_none: bool) -> list[Path]:
+    """find_results_dirs; with the tier's combinations known, a source that holds none
+    (no artifact came back) gives none: each of its combinations is then lost."""
+    try:
+        return find_results_dirs(path)
+    except UserError:
+        if tolerate_none and (not path.exists() or path.is_dir()):
+            return []
+        raise
 
 
 def _same(a: CombinationResult, b: CombinationResult) -> bool:

@@ -21,10 +21,11 @@ Regression, against two baselines
 
 Combination verdict, first that applies
     in the order of outcomes.VERDICT_TABLE, each by its rule here (RULES):
-    INSTALL-ERROR, SKIPPED (could not run here, or every case skipped), REGRESSED,
-    FAILING (an unexpected failure that no baseline shows as new), FIXED,
-    KNOWN-BROKEN, PASS. The exit status is non-zero exactly when some verdict is
-    one the table calls unexpected (REGRESSED, FAILING or INSTALL-ERROR).
+    LOST (merge found no result for it: its CI job was lost), INSTALL-ERROR, SKIPPED
+    (could not run here, or every case skipped), REGRESSED, FAILING (an unexpected
+    failure that no baseline shows as new), FIXED, KNOWN-BROKEN, PASS. The exit
+    status is non-zero exactly when some verdict is one the table calls unexpected
+    (REGRESSED, FAILING, LOST or INSTALL-ERROR).
 """
 
 from __future__ import annotations
@@ -186,6 +187,12 @@ def _compare_with_baseline(
 Found = tuple[Verdict, str] | None
 
 
+def _lost(combination: CombinationResult) -> Found:
+    if combination.status != CombinationStatus.LOST:
+        return None
+    return Verdict.LOST, combination.message or "no result came back from the job that ran it"
+
+
 def _install_error(combination: CombinationResult) -> Found:
     if combination.status != CombinationStatus.INSTALL_ERROR:
         return None
@@ -255,6 +262,7 @@ def _more(cases: list[CaseResult]) -> str:
 # Each verdict's rule: the verdict and its reason when it applies to a combination,
 # else None. They are tried in the table's order of precedence (outcomes.VERDICT_TABLE).
 RULES: dict[Verdict, Callable[[CombinationResult], Found]] = {
+    Verdict.LOST: _lost,
     Verdict.INSTALL_ERROR: _install_error,
     Verdict.SKIPPED: _skipped,
     Verdict.REGRESSED: _regressed,
