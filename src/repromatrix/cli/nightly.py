@@ -22,6 +22,9 @@ from repromatrix.matrix.defaults import KNOWN_ISSUES_FILE
 from repromatrix.nightly import slices
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from repromatrix.matrix.model import Combination, TierSettings
     from repromatrix.results import Results
 
 # What the commands run is imported when they run: building the parser loads no
@@ -64,6 +67,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--tier",
         help="the tier the sources ran: a combination of it that no source holds is "
         "written as LOST, naming its job (as ci-matrix cut it), and the exit status is 1",
+    )
+    merging.add_argument(
+        "--shards",
+        type=int,
+        metavar="N",
+        help="with --tier: the sources are the N parts of `run --shard I/N` (a lost "
+        "combination names its shard, not a ci-matrix job)",
     )
     _plan_options(merging)
     merging.add_argument("sources", nargs="+", type=Path, metavar="SOURCE")
@@ -214,6 +224,7 @@ def _merge(args: argparse.Namespace) -> int:
     with its job, on its own line); the merged results are written either way."""
     from repromatrix.matrix.load import load_matrix
     from repromatrix.outcomes import CombinationStatus
+    from repromatrix.pipeline import repro_command
     from repromatrix.results.gather import Expected, merge
 
     matrix = load_matrix(args.matrix) if args.tier or args.matrix.exists() else None
@@ -221,12 +232,17 @@ def _merge(args: argparse.Namespace) -> int:
     expected: list[Expected] = []
     if matrix is not None and args.tier:
         combos = matrix.tier(args.tier)
-        parts = slices.plan(
-            combos, count=args.slices, size=args.size, settings=matrix.settings_of(args.tier)
-        )
-        jobs = slices.where_each_ran(parts)
+        jobs = _jobs(args, combos, matrix.settings_of(args.tier))
         expected = [
-            Expected(c.id, c.tier, c.requested(), jobs[c.id], device=c.device) for c in combos
+            Expected(
+                c.id,
+                c.tier,
+                c.requested(),
+                jobs[c.id],
+                device=c.device,
+                repro=repro_command(c, matrix=matrix.path),
+            )
+            for c in combos
         ]
     merged = merge(args.into, args.sources, order=order, replace=args.replace, expected=expected)
     lost = [c for c in merged.combinations if c.status == CombinationStatus.LOST]
@@ -236,6 +252,24 @@ def _merge(args: argparse.Namespace) -> int:
     if lost:
         print(f"{len(lost)} of the tier's combinations came back from no job (LOST)")
     return 1 if lost else 0
+
+
+def _jobs(
+    args: argparse.Namespace, combos: Sequence[Combination], settings: TierSettings
+) -> dict[str, str]:
+    """Combination id -> the job (or shard) that was to run it, as a person finds it."""
+    if args.shards is None:
+        parts = slices.plan(combos, count=args.slices, size=args.size, settings=settings)
+        return slices.where_each_ran(parts)
+    from repromatrix.matrix.shards import Shard
+
+    if args.shards < 1:
+        raise UserError(f"--shards: {args.shards} is not a number of shards (1 or more)")
+    return {
+        c.id: f"`run --shard {index}/{args.shards}`"
+        for index in range(1, args.shards + 1)
+        for c in Shard(index, args.shards).take(combos)
+    }
 
 
 class GitHubFailure(UserError):

@@ -38,7 +38,13 @@ def problems(view: View, budget: int) -> str:
     if not view.combinations:
         return ""
     if not cases:
-        return title + f"Every case passes in all {len(view.combinations)} combinations.\n\n"
+        ran = sum(1 for c in view.combinations if c.cases)
+        if ran == len(view.combinations):
+            return title + f"Every case passes in all {ran} combinations.\n\n"
+        return title + (
+            f"Every case passes in the {ran} combinations whose cases ran (the other "
+            f"{len(view.combinations) - ran}: see their verdicts).\n\n"
+        )
     passing = len(view.case_ids) - len(cases)
     intro = (
         f"{len(cases)} of {len(view.case_ids)} cases do not pass everywhere"
