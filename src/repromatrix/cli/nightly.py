@@ -293,6 +293,7 @@ def _triage(args: argparse.Namespace) -> int:
             # Tonight is still judged, alone; the issue and the log say why.
             note = f"no baseline: {err}; tonight is judged without one"
     location = RegistryLocation.of(matrix=args.matrix, cases=args.cases, explicit=args.known_issues)
+    known = _known(args.matrix)
     registry = location.load()
     folder = args.results if args.results.is_dir() else args.results.parent
     options = FollowOptions(
@@ -302,7 +303,8 @@ def _triage(args: argparse.Namespace) -> int:
         baseline_note=note,
         registry=registry,
         registry_file=_shown(location.path),
-        cells=_cells(args.matrix, tonight),
+        cells=_cells(known, tonight),
+        runners={i: c.runner for i, c in known.items() if c.runner is not None},
         limit=args.limit,
         summary=args.summary,
         label=args.label,
@@ -326,9 +328,9 @@ def _triage(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cells(matrix: Path | None, tonight: Results) -> dict[str, str]:
-    """Each combination of tonight's run as the cell JSON its hunts rebuild."""
-    from repromatrix.matrix.cell import cell_json
+def _known(matrix: Path | None) -> dict[str, Combination]:
+    """The matrix's combinations by id, for the hunts of tonight's (none when it cannot
+    be read: tonight is judged all the same, its hunts build from --pin alone)."""
     from repromatrix.matrix.load import load_matrix
     from repromatrix.matrix.locate import find_matrix
 
@@ -338,10 +340,15 @@ def _cells(matrix: Path | None, tonight: Results) -> dict[str, str]:
     try:
         loaded = load_matrix(path)
     except UserError as err:
-        # The night's results are judged all the same; its hunts build from --pin alone.
         print(f"hunts carry no cell: {err}")
         return {}
-    known = {c.id: c for c in loaded.combinations()}
+    return {c.id: c for c in loaded.combinations()}
+
+
+def _cells(known: dict[str, Combination], tonight: Results) -> dict[str, str]:
+    """Each combination of tonight's run as the cell JSON its hunts rebuild."""
+    from repromatrix.matrix.cell import cell_json
+
     return {c.id: cell_json(known[c.id]) for c in tonight.combinations if c.id in known}
 
 
