@@ -25,7 +25,7 @@ from repromatrix.verdicts import judge
 
 REPO = Path(__file__).resolve().parents[2]
 
-# Six combinations, two a job: parts 0 (a, b), 1 (c, d), 2 (e, f) of slice_0.
+# Six combinations, two a job: three jobs in slice_0.
 MATRIX = """
     schema: 1
     packages: [torch, peft]
@@ -85,8 +85,8 @@ def test_a_job_killed_mid_way_leaves_its_combinations_lost_and_named(tmp_path: P
     assert [job["combinations"] for job in slice_0] == [IDS[0:2], IDS[2:4], IDS[4:6]]
     artifacts = project / "artifacts"
     _job(artifacts / "combination-p0.10.0", *IDS[0:2])
-    _job(artifacts / "combination-p0.12.0", IDS[2])  # part 1, killed after its first
-    # part 2 came back with nothing at all (its runner was lost)
+    _job(artifacts / "combination-p0.12.0", IDS[2])  # the second job, killed after its first
+    # the third job came back with nothing at all (its runner was lost)
 
     done = _repromatrix(project, "merge", "--tier", "t", "--into", "merged", "artifacts")
 
@@ -94,15 +94,16 @@ def test_a_job_killed_mid_way_leaves_its_combinations_lost_and_named(tmp_path: P
     assert "3 of the tier's combinations came back from no job (LOST)" in done.stdout
     lost_lines = [line for line in done.stdout.splitlines() if line.startswith("  LOST ")]
     assert [line.split()[1].rstrip(":") for line in lost_lines] == [IDS[3], IDS[4], IDS[5]]
-    assert "`slice_0 / part 1: p0.12.0` (2 combinations: p0.12.0, p0.13.0)" in lost_lines[0]
-    assert "`slice_0 / part 2: p0.14.0` (2 combinations: p0.14.0, p0.15.0)" in lost_lines[1]
+    # Named as the run's page lists the job: under its slice, by its combinations.
+    assert "its job, `slice_0 / p0.12.0 p0.13.0` (2 combinations): the job" in lost_lines[0]
+    assert "its job, `slice_0 / p0.14.0 p0.15.0` (2 combinations): the job" in lost_lines[1]
 
     merged = load_results(project / "merged")
     assert [c.id for c in merged.combinations] == IDS  # every combination, matrix order
     assert [c.status for c in merged.combinations] == ["passed"] * 3 + ["lost"] * 3
     lost = merged.combinations[3]
     assert lost.requested == {"torch": "2.13.0", "peft": "0.13.0"}
-    assert "killed" in lost.message and "slice_0 / part 1" in lost.message
+    assert "killed" in lost.message and "slice_0 / p0.12.0 p0.13.0" in lost.message
     assert "--combination p0.13.0" in lost.repro
 
     # The verdicts and every report say so; the run's exit status is 1.
@@ -114,7 +115,7 @@ def test_a_job_killed_mid_way_leaves_its_combinations_lost_and_named(tmp_path: P
     assert judged.summary is not None and judged.summary.exit_code == 1
     summary = (project / "merged" / "summary.md").read_text()
     assert "📭 3 LOST" in summary
-    assert "slice_0 / part 1" in summary and "slice_0 / part 2" in summary
+    assert "slice_0 / p0.12.0 p0.13.0" in summary and "slice_0 / p0.14.0 p0.15.0" in summary
     assert "(REGRESSED, FAILING, LOST or INSTALL-ERROR)" in summary
     junit = (project / "merged" / "junit.xml").read_text()
     assert junit.count('type="LostJob"') == 3
@@ -127,8 +128,8 @@ def test_a_job_killed_mid_way_leaves_its_combinations_lost_and_named(tmp_path: P
     assert [(f.combination, f.case, f.status) for f in update.new] == [
         (c, tracking.LOST, "lost") for c in IDS[3:]
     ]
-    assert "slice_0 / part 1: p0.12.0" in update.body
-    assert "slice_0 / part 2: p0.14.0" in update.body
+    assert "slice_0 / p0.12.0 p0.13.0" in update.body
+    assert "slice_0 / p0.14.0 p0.15.0" in update.body
     assert update.needs_issue
 
 

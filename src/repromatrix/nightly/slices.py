@@ -145,23 +145,27 @@ def max_parallel(parts: Sequence[Sequence[Job]], limit: int | None) -> list[int]
     return out
 
 
-def job_name(slice_index: int, job_index: int, job: Job) -> str:
-    """A job as the run's page names it (nightly-combination.yml's ``name:`` under its
-    slice job), with its combinations."""
-    first = job.combinations[0]
-    listed = ", ".join(job.combinations[:4]) + (", …" if len(job.combinations) > 4 else "")
-    return (
-        f"`slice_{slice_index} / part {job_index}: {first}` ({len(job.combinations)} "
-        f"combination{'s' if len(job.combinations) > 1 else ''}: {listed})"
-    )
+# nightly-combination.yml names each job by its combinations, space-separated; GitHub
+# shows about 100 characters of a name, so a longer one is cut here as there.
+JOB_NAME_SHOWN = 90
+
+
+def job_name(slice_index: int, job: Job) -> str:
+    """A job as the run's page lists it under its slice job (``slice_1 / c0042 c0043``),
+    with how many combinations it ran."""
+    name = " ".join(job.combinations)
+    if len(name) > JOB_NAME_SHOWN:
+        name = name[: JOB_NAME_SHOWN - 1] + "…"
+    count = len(job.combinations)
+    return f"`slice_{slice_index} / {name}`" + (f" ({count} combinations)" if count > 1 else "")
 
 
 def where_each_ran(parts: Sequence[Sequence[Job]]) -> dict[str, str]:
     """Combination id -> the name of the job that runs it (job_name)."""
     return {
-        combination: job_name(s, j, job)
+        combination: job_name(s, job)
         for s, part in enumerate(parts)
-        for j, job in enumerate(part)
+        for job in part
         for combination in job.combinations
     }
 
