@@ -43,14 +43,18 @@ SHAPES = """
 """
 
 
-def _ci_matrix(folder: Path, *args: str) -> dict[str, str]:
-    done = subprocess.run(
+def _run(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
         [sys.executable, "-m", "repromatrix", "ci-matrix", *args],
         cwd=folder,
         env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
     )
+
+
+def _ci_matrix(folder: Path, *args: str) -> dict[str, str]:
+    done = _run(folder, *args)
     assert done.returncode == 0, done.stderr
     # Every line is a step output for $GITHUB_OUTPUT: name=value, nothing else.
     lines = done.stdout.splitlines()
@@ -183,13 +187,7 @@ def test_cells_per_job_sets_the_job_size_and_a_too_small_one_is_one_line(tmp_pat
     assert [len(job["combinations"]) for job in jobs] == [3, 3, 2, 2]  # even, at most 3
 
     _big_tier(tmp_path, 600, extra=", cells_per_job: 1")
-    done = subprocess.run(
-        [sys.executable, "-m", "repromatrix", "ci-matrix", "--tier", "big", "--slices", "2"],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-    )
+    done = _run(tmp_path, "--tier", "big", "--slices", "2")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "repromatrix: error: the tier needs 600 jobs, more than 2 matrices of at most 256 "
@@ -224,13 +222,7 @@ def test_max_parallel_is_shared_between_the_slices_in_use(tmp_path: Path) -> Non
 )
 def test_bad_runner_and_tier_settings_are_one_line(tmp_path: Path, text: str, message: str) -> None:
     _big_tier(tmp_path, 3, extra=f", {text}")
-    done = subprocess.run(
-        [sys.executable, "-m", "repromatrix", "ci-matrix", "--tier", "big"],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-    )
+    done = _run(tmp_path, "--tier", "big")
     assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()
     assert line.startswith(f"repromatrix: error: matrix.yaml: {message}"), line
@@ -253,13 +245,7 @@ def test_a_tier_setting_on_a_combination_says_where_it_belongs(tmp_path: Path) -
 
 def test_a_runner_option_that_is_not_a_runner_is_one_line(tmp_path: Path) -> None:
     _write(tmp_path, SHAPES)
-    done = subprocess.run(
-        [sys.executable, "-m", "repromatrix", "ci-matrix", "--tier", "plain", "--runner", "[1]"],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-    )
+    done = _run(tmp_path, "--tier", "plain", "--runner", "[1]")
     assert done.returncode == 2
     assert done.stderr.startswith("repromatrix: error: --runner: '[1]': 1 is not a runner label")
 
