@@ -172,16 +172,30 @@ class JsonRedactor:
         return self._hints.search(json_text) is not None
 
 
+def _json_spelling(value: str) -> str:
+    return json.dumps(value)[1:-1]
+
+
 def json_redactor(environ: Mapping[str, str] | None = None) -> JsonRedactor:
-    pattern = _values_pattern(tuple(secret_values(environ)))
-    return JsonRedactor(lambda text: _scrub(text, pattern), _hints(tuple(secret_values(environ))))
+    return escaped_redactor((_json_spelling,), environ)
+
+
+def escaped_redactor(
+    spellings: tuple[Callable[[str], str], ...], environ: Mapping[str, str] | None = None
+) -> JsonRedactor:
+    """A JsonRedactor for any text that spells a string's characters its own way (JSON,
+    XML): ``spellings`` give each secret as such a text may hold it."""
+    values = tuple(secret_values(environ))
+    pattern = _values_pattern(values)
+    return JsonRedactor(lambda text: _scrub(text, pattern), _hints(values, spellings))
 
 
 @functools.lru_cache(maxsize=8)
-def _hints(values: tuple[str, ...]) -> re.Pattern[str]:
-    """One pattern for the three nets as JSON text shows them (one pass over a file)."""
-    escaped = sorted({json.dumps(v)[1:-1] for v in values} | set(values), key=len, reverse=True)
-    nets = [*map(re.escape, escaped), URL_CREDENTIALS.pattern, _TOKEN_HINTS.pattern]
+def _hints(values: tuple[str, ...], spellings: tuple[Callable[[str], str], ...]) -> re.Pattern[str]:
+    """One pattern for the three nets as such a text shows them (one pass over a file)."""
+    spelt = {spell(v) for v in values for spell in spellings} | set(values)
+    nets = [*map(re.escape, sorted(spelt, key=len, reverse=True))]
+    nets += [URL_CREDENTIALS.pattern, _TOKEN_HINTS.pattern]
     return re.compile("|".join(f"(?:{net})" for net in nets))
 
 

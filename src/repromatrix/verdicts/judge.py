@@ -53,7 +53,7 @@ from repromatrix.results import (
     Summary,
     Transition,
 )
-from repromatrix.verdicts.knownissues import Registry
+from repromatrix.verdicts.knownissues import KnownIssue, Registry
 from repromatrix.verdicts.transitions import (
     Neighbours,
     baseline_transition,
@@ -112,8 +112,9 @@ def judge(
     """
     registry = registry or Registry()
     for combination in results.combinations:
+        match = registry.matcher(combination)
         for case in combination.cases:
-            _apply_known_issue(combination, case, registry)
+            _apply_known_issue(case, match)
 
     neighbours = Neighbours(results.combinations)
     before = {c.id: c for c in baseline.combinations} if baseline is not None else {}
@@ -147,15 +148,13 @@ def judge(
     return results
 
 
-def _apply_known_issue(
-    combination: CombinationResult, case: CaseResult, registry: Registry
-) -> None:
+def _apply_known_issue(case: CaseResult, match: Callable[[str], KnownIssue | None]) -> None:
     outcome = raw_outcome(case)
     case.outcome = outcome
     case.status, case.known_issue = outcome, None
     if outcome not in FAILURES and outcome != PASSED:
         return  # skipped and flaky say nothing about a known bug
-    issue = registry.match(combination, case.id)
+    issue = match(case.id)
     if issue is not None:
         case.status = CaseStatus.KNOWN_BROKEN if outcome in FAILURES else CaseStatus.POSSIBLY_FIXED
         case.known_issue = issue.describe()

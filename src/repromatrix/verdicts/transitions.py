@@ -61,6 +61,7 @@ def _resolved(combination: CombinationResult, package: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=8192)  # a matrix repeats its versions in every row
 def _version(text: str | None) -> Version | None:
     if text is None:
         return None
@@ -238,6 +239,7 @@ class Neighbours:
 
     def __init__(self, combinations: Iterable[CombinationResult]) -> None:
         self.signatures: dict[str, dict[str, str | None]] = {}
+        self.keys: dict[str, dict[str, tuple]] = {}  # combination -> package -> its group
         self.outcomes: dict[str, dict[str, str]] = {}
         self.combinations: dict[str, CombinationResult] = {}
         members: dict[tuple, list[tuple[Version, CombinationResult]]] = defaultdict(list)
@@ -248,10 +250,11 @@ class Neighbours:
             self.signatures[combination.id] = signature
             self.combinations[combination.id] = combination
             self.outcomes[combination.id] = {c.id: raw_outcome(c) for c in combination.cases}
+            keys = self.keys[combination.id] = {}
             for package in signature:
                 version = _version(signature[package])
                 if version is not None:
-                    key = self._key(combination, signature, package)
+                    key = keys[package] = self._key(combination, signature, package)
                     members[key].append((version, combination))
         self.groups = {}
         for key, found in members.items():
@@ -290,10 +293,11 @@ class Neighbours:
         if signature is None:
             return []
         found: list[tuple[int, int, Transition]] = []
+        keys = self.keys[combination.id]
         for column, package in enumerate(signature):
-            if _version(signature[package]) is None:
+            key = keys.get(package)
+            if key is None:  # not a version: no neighbour along it
                 continue
-            key = self._key(combination, signature, package)
             group = self.groups[key]
             scan = self._scan(key, case_id)
             me = group.position[combination.id]
