@@ -103,14 +103,17 @@ class Chromium:
     def __init__(self, binary: str, profile: Path) -> None:
         to_chrome_r, self._to_chrome = os.pipe()
         self._from_chrome, from_chrome_w = os.pipe()
+        os.set_inheritable(to_chrome_r, True)
+        os.set_inheritable(from_chrome_w, True)
 
         def fds() -> None:
             os.dup2(to_chrome_r, 3)
             os.dup2(from_chrome_w, 4)
 
+        # close_fds=False: subprocess would close 3 and 4 after preexec_fn made them.
         self.process = subprocess.Popen(
             [binary, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-pipe"],
-            pass_fds=(to_chrome_r, from_chrome_w),
+            close_fds=False,
             preexec_fn=fds,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -42,6 +42,8 @@ from repromatrix.reports.view import (
 from repromatrix.results import CombinationResult
 from repromatrix.verdicts import case_repro
 
+# Rows laid out before the script runs (it then lays out those near the view).
+FIRST_ROWS = 100
 # A version cell's text longer than this is cut by the CSS: its whole text on hover.
 VERSION_SHOWN = 16
 TRACEBACK_LINES = 60
@@ -66,6 +68,8 @@ def render(view: View) -> str:
             '<div id="detail-body"></div></aside>\n',
             f'<script type="application/json" id="data">{_json(_data(view))}</script>\n',
             f"<script>{asset('report.js')}</script>\n",
+            # Without the script every row is shown.
+            "<noscript><style>#grid tr.off{display:table-row}</style></noscript>\n",
         ]
     )
     page = (
@@ -279,8 +283,15 @@ def _grid(view: View) -> str:
         for index in order:
             status = statuses.get(view.case_ids[index], MISSING_CELL)
             cells.append(f'<td class="c s-{status}" data-c="{index}">{marks[status]}')
+        # Past the first screenfuls a row waits for the script, which lays out the rows
+        # near the view only (report.js): a page of 2,000 rows paints at once.
+        classes = " ".join(
+            name
+            for name, on in (("transition", row in transitions), ("off", row >= FIRST_ROWS))
+            if on
+        )
         flags = (" data-problem" if _is_problem_row(combination) else "") + (
-            ' class="transition"' if row in transitions else ""
+            f' class="{classes}"' if classes else ""
         )
         rows.append(
             f'<tr data-r="{row}" data-verdict="{_e(verdict)}"{flags}>{"".join(cells)}</tr>\n'

@@ -1,8 +1,9 @@
 (function () {
   "use strict";
   // Built for thousands of rows: what the filters read is read from the page once
-  // (versions, outcomes), columns are hidden by one stylesheet, and a row or cell is
-  // touched only when its state changes.
+  // (versions, outcomes), columns are hidden by one stylesheet, and only the rows near
+  // the scrolled view are laid out (the others are "off", spacers keep their height):
+  // a filter over 2,000 combinations lays out a screenful, not 30,000 cells.
   var data = JSON.parse(document.getElementById("data").textContent);
   var table = document.getElementById("grid");
   var tbody = table.tBodies[0];
@@ -31,6 +32,21 @@
   });
   var byRow = {};
   info.forEach(function (row) { byRow[row.r] = row; });
+  var wrap = table.parentNode;  // the scrolling box
+  var visible = info.slice();  // the rows the filters keep, in page order
+  var windowed = [];  // those laid out now
+  var rowHeight = 0;
+  var BUFFER = 30;  // rows laid out above and below the view
+  function spacer() {
+    var tr = document.createElement("tr"), td = document.createElement("td");
+    tr.className = "spacer";
+    td.colSpan = 999;
+    tr.appendChild(td);
+    return tr;
+  }
+  var above = spacer(), below = spacer();
+  tbody.insertBefore(above, tbody.firstChild);
+  tbody.appendChild(below);
 
   function esc(s) {
     return String(s == null ? "" : s).replace(/[&<>"]/g, function (c) {
@@ -58,41 +74,82 @@
   // tier (one package moves, every row changes it) the rows where an outcome changes
   // are marked instead: those are the transitions.
   function markChanges() {
-    var previous = null, before = null, shown = 0;
-    info.forEach(function (row) {
-      if (row.hidden) return;
-      shown++;
-      for (var i = 0; i < nPkg; i++) {
-        var changed = !data.sweep && previous !== null && previous[i] !== row.versions[i];
-        if (row.cells[i].classList.contains("chg") !== changed) {
-          row.cells[i].classList.toggle("chg", changed);
-        }
-      }
+    var previous = null, before = null;
+    visible = info.filter(function (row) { return !row.hidden; });
+    visible.forEach(function (row) {
+      row.changed = row.versions.map(function (v, i) {
+        return !data.sweep && previous !== null && previous[i] !== v;
+      });
       previous = row.versions;
       var now = row.ran ? row.outcomes : null;
-      var edge = !!data.sweep && before !== null && now !== null && now !== before;
-      if (row.tr.classList.contains("transition") !== edge) row.tr.classList.toggle("transition", edge);
+      row.edge = !!data.sweep && before !== null && now !== null && now !== before;
       if (now !== null) before = now;
     });
     document.getElementById("shown").textContent =
-      shown + " of " + info.length + " combinations shown";
+      visible.length + " of " + info.length + " combinations shown";
+    windowed.forEach(function (row) { row.painted = false; });
+    showWindow();
   }
+  function paint(row) {  // the marks markChanges worked out, on a row being laid out
+    if (row.painted) return;
+    row.painted = true;
+    for (var i = 0; i < nPkg; i++) {
+      if (row.cells[i].classList.contains("chg") !== row.changed[i]) {
+        row.cells[i].classList.toggle("chg", row.changed[i]);
+      }
+    }
+    if (row.tr.classList.contains("transition") !== row.edge) {
+      row.tr.classList.toggle("transition", row.edge);
+    }
+  }
+  function showWindow() {
+    // Geometry first, while only the rows laid out so far are: reading it after the
+    // classes below change would lay out every row.
+    if (!rowHeight) {
+      var first = windowed[0] || visible[0];
+      rowHeight = (first && first.tr.getBoundingClientRect().height) || 22;
+    }
+    var head = table.tHead.offsetHeight;
+    var from = Math.max(0, Math.floor((wrap.scrollTop - head) / rowHeight) - BUFFER);
+    var to = Math.min(visible.length,
+      from + Math.ceil((wrap.clientHeight || window.innerHeight) / rowHeight) + 2 * BUFFER);
+    var now = visible.slice(from, to);
+    var place = new Map();
+    visible.forEach(function (row, i) { place.set(row, i); });
+    info.forEach(function (row) {
+      var i = place.get(row);
+      var off = i !== undefined && (i < from || i >= to);
+      if (row.tr.classList.contains("hidden") !== row.hidden) {
+        row.tr.classList.toggle("hidden", row.hidden);
+      }
+      if (row.tr.classList.contains("off") !== off) row.tr.classList.toggle("off", off);
+    });
+    now.forEach(paint);
+    windowed = now;
+    above.firstChild.style.height = from * rowHeight + "px";
+    below.firstChild.style.height = (visible.length - to) * rowHeight + "px";
+    above.hidden = !from;
+    below.hidden = to >= visible.length;
+  }
+  var scheduled = false;
+  wrap.addEventListener("scroll", function () {
+    if (scheduled) return;
+    scheduled = true;
+    requestAnimationFrame(function () { scheduled = false; showWindow(); });
+  });
+  window.addEventListener("resize", function () { showWindow(); });
 
   function applyFilters() {
     var verdict = document.querySelector("select[data-filter=verdict]").value;
     var pkgs = Array.prototype.slice.call(document.querySelectorAll("select[data-filter=pkg]"));
     var problems = document.getElementById("problems").checked;
-    info.forEach(function (row) {
+    info.forEach(function (row) {  // the rows' classes follow in showWindow, in one pass
       var hide = (verdict && row.tr.dataset.verdict !== verdict) ||
         (problems && !row.tr.hasAttribute("data-problem"));
       pkgs.forEach(function (sel) {
         if (sel.value && row.versions[+sel.dataset.col] !== sel.value) hide = true;
       });
-      hide = !!hide;
-      if (hide !== row.hidden) {
-        row.hidden = hide;
-        row.tr.classList.toggle("hidden", hide);
-      }
+      row.hidden = !!hide;
     });
     var text = document.getElementById("casefilter").value.toLowerCase();
     var hidden = {}, rules = [];
@@ -130,7 +187,9 @@
   function place(order) {
     info = order;
     var fragment = document.createDocumentFragment();
+    fragment.appendChild(above);
     info.forEach(function (row) { fragment.appendChild(row.tr); });
+    fragment.appendChild(below);
     tbody.appendChild(fragment);
   }
   function sortBy(col) {
@@ -275,7 +334,14 @@
     if (cell) {
       var row = byRow[+cell[1]];
       var td = row && row.tr.querySelector("td.c[data-c='" + cell[2] + "']");
-      if (td) showCell(td);
+      if (td) {
+        var at = visible.indexOf(row);
+        if (at >= 0) {
+          wrap.scrollTop = table.tHead.offsetHeight + at * rowHeight - wrap.clientHeight / 3;
+          showWindow();
+        }
+        showCell(td);
+      }
       return;
     }
     var problems = document.getElementById("problems");
@@ -303,6 +369,7 @@
     applyFilters();
   }
   window.addEventListener("hashchange", fromHash);
+  markChanges();
   fromHash();
   document.body.dataset.ready = "1";
 })();
