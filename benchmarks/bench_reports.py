@@ -198,6 +198,7 @@ def bench(combinations: int, cases: int, repeat: int, per_job: int = 2) -> dict:
             "python": platform.python_version(),
             "machine": platform.machine(),
             "cpus": os.cpu_count(),
+            "load_average": round(os.getloadavg()[0], 2),
         },
     }
 
