@@ -158,18 +158,34 @@ _TOKEN_HINTS = re.compile(TOKEN_SHAPES.pattern.replace(r"(?<=\b[hgAx])", "").rem
 
 @dataclass(frozen=True)
 class JsonRedactor:
-    """Masking for files of JSON, its secrets read once: for a merge that writes
-    thousands of files."""
+    """Masking for files of JSON (or XML), its secrets read once: for a merge that
+    writes thousands of files."""
 
     scrub: Callable[[str], str]  # redact_text's nets, over a text
-    _hints: re.Pattern[str]
+    spelt: tuple[str, ...]  # each secret as such a text may hold it
 
-    def may_hold_secrets(self, json_text: str) -> bool:
-        """Whether a string inside ``json_text`` (``json.dumps`` output, ASCII) could
-        hold what :func:`redact` masks: a secret value, raw or as JSON escapes it,
-        credentials in a URL or a token shape. False: redact() (and redact_text) would
-        change nothing, so a large document need not be walked value by value."""
-        return self._hints.search(json_text) is not None
+    def may_hold_secrets(self, text: str) -> bool:
+        """Whether a string inside ``text`` (``json.dumps`` output, ASCII; or XML)
+        could hold what :func:`redact` masks: a secret value, raw or as the text spells
+        it, credentials in a URL or a token shape. False: redact() (and redact_text)
+        would change nothing, so a large document need not be walked value by value.
+        Substring tests first (C speed): the patterns run only where they could match."""
+        if any(value in text for value in self.spelt):
+            return True
+        if "://" in text and URL_CREDENTIALS.search(text):
+            return True
+        return any(p in text for p in _TOKEN_PREFIXES) and bool(_TOKEN_HINTS.search(text))
+
+
+# What every token shape starts with (TOKEN_SHAPES).
+_TOKEN_PREFIXES = (
+    "hf_",
+    *(f"gh{kind}_" for kind in "pousr"),
+    "github_pat_",
+    "glpat-",
+    "AKIA",
+    *(f"xox{kind}-" for kind in "abpr"),
+)
 
 
 def _json_spelling(value: str) -> str:
@@ -187,16 +203,8 @@ def escaped_redactor(
     XML): ``spellings`` give each secret as such a text may hold it."""
     values = tuple(secret_values(environ))
     pattern = _values_pattern(values)
-    return JsonRedactor(lambda text: _scrub(text, pattern), _hints(values, spellings))
-
-
-@functools.lru_cache(maxsize=8)
-def _hints(values: tuple[str, ...], spellings: tuple[Callable[[str], str], ...]) -> re.Pattern[str]:
-    """One pattern for the three nets as such a text shows them (one pass over a file)."""
     spelt = {spell(v) for v in values for spell in spellings} | set(values)
-    nets = [*map(re.escape, sorted(spelt, key=len, reverse=True))]
-    nets += [URL_CREDENTIALS.pattern, _TOKEN_HINTS.pattern]
-    return re.compile("|".join(f"(?:{net})" for net in nets))
+    return JsonRedactor(lambda text: _scrub(text, pattern), tuple(sorted(spelt)))
 
 
 def _redact_all(obj: Any, scrub: Callable[[str], str]) -> Any:

@@ -79,3 +79,20 @@ def test_results_json_is_one_line_a_combination_and_reads_back(tmp_path) -> None
     assert lines[0] == "{" and lines[-1] == "}"
     assert sum(1 for line in lines if line.startswith('    {"id": "c')) == 3
     assert load_results(tmp_path / "merged").dump() == merged.dump()
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "hf_" + "a" * 20,
+        *(f"gh{kind}_" + "b" * 30 for kind in "pousr"),
+        "github_pat_" + "c" * 30,
+        "glpat-" + "d" * 25,
+        "AKIA" + "E" * 16,
+        *(f"xox{kind}-" + "f" * 12 for kind in "abpr"),
+    ],
+)
+def test_every_token_shape_is_found_before_the_walk_is_skipped(token: str) -> None:
+    assert redact.TOKEN_SHAPES.search(token)  # a shape redact masks ...
+    text = json.dumps({"m": f"line one\n{token}"})
+    assert redact.json_redactor().may_hold_secrets(text)  # ... is never skipped
