@@ -295,3 +295,20 @@ def test_any_plan_holds_each_combination_once(cells, count, size, per_job) -> No
         )
         if per_job:
             assert len(job.combinations) <= per_job
+
+
+def test_the_cut_does_not_depend_on_the_default_runner(tmp_path: Path) -> None:
+    # merge --tier cuts the tier again to name a lost job, without the default runner
+    # the workflow passed ci-matrix: the jobs must be the same either way.
+    _write(tmp_path, SHAPES.replace("runner: arc-gpu-1x}", "cells_per_job: 4}"))
+    text = (
+        (tmp_path / "matrix.yaml")
+        .read_text()
+        .replace(
+            '- {id: one-b, peft: "0.17.0"}', '- {id: one-b, peft: "0.17.0", runner: arc-gpu-1x}'
+        )
+    )
+    (tmp_path / "matrix.yaml").write_text(text)
+    given = _jobs(_ci_matrix(tmp_path, "--tier", "nightly", "--runner", '"arc-gpu-1x"'))
+    default = _jobs(_ci_matrix(tmp_path, "--tier", "nightly"))
+    assert [j["combinations"] for j in given] == [j["combinations"] for j in default]

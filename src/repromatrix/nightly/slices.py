@@ -72,13 +72,15 @@ def slices(ids: Sequence[Any], *, count: int, size: int = GITHUB_MATRIX_LIMIT) -
 
 
 def _groups(combos: Sequence[Combination], default: Any) -> list[tuple[Any, list[str]]]:
-    """Combinations that may share a job (same runner, same torch pin), groups in the
-    order of their first combination, each in matrix order."""
-    found: dict[tuple[str, str], tuple[Any, list[str]]] = {}
+    """Combinations that may share a job (the same runner as matrix.yaml writes it, the
+    same torch pin), groups in the order of their first combination, each in matrix
+    order. The runner as written, not as resolved: the cut must not depend on the
+    default runner, which merge --tier does not know."""
+    found: dict[tuple[str | None, str], tuple[Any, list[str]]] = {}
     for combo in combos:
         runs_on = json.loads(combo.runner) if combo.runner is not None else default
         torch = combo.pin("torch")
-        key = (json.dumps(runs_on, sort_keys=True), str(torch) if torch is not None else "")
+        key = (combo.runner, str(torch) if torch is not None else "")
         found.setdefault(key, (runs_on, []))[1].append(combo.id)
     return list(found.values())
 
