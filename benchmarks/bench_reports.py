@@ -1,15 +1,19 @@
-"""Rendering every report for a large matrix: 500 combinations x 10 cases.
+"""A nightly's gathering for a large matrix: merge + verdicts + every report for
+2,000 combinations x 10 cases.
 
-    PYTHONPATH=src python benchmarks/bench_reports.py [--combinations 500] [--cases 10]
+    PYTHONPATH=src python benchmarks/bench_reports.py [--combinations 2000] [--cases 10]
 
 Synthetic stored results (built with the results models, nothing runs): a ladder of
 transformers releases x peft x torch, about one failure in six with a 3 kB message
 and a 60-line traceback, known-broken ranges, flaky and skipped cases, a few install
-errors, and a baseline run to compare with. Times judging (verdicts, both baselines)
-and each output separately, best of --repeat runs; writes the figures to
-benchmarks/results/reports.json.
+errors, and a baseline run to compare with. They are written as the CI jobs upload
+them (one results directory per job of --per-job combinations, as ci-matrix cuts a
+tier), then timed: ``merge --tier`` of those directories (validating every file, one
+lost job's combinations written LOST), judging (verdicts, both baselines) and each
+output separately, best of --repeat runs; writes the figures to
+benchmarks/results/reports.json (``--out`` for another file).
 
-Goal: everything < 2 s; summary.md <= 65,536 characters.
+Goal: everything <= 5 s at 2,000 combinations; summary.md <= 65,536 characters.
 """
 
 from __future__ import annotations
@@ -35,12 +39,15 @@ from repromatrix.results import (  # noqa: E402
     EnvironmentInfo,
     Results,
     RunInfo,
+    write_combination,
+    write_json_atomic,
     write_text_atomic,
 )
+from repromatrix.results.gather import Expected, merge  # noqa: E402
 from repromatrix.verdicts import judge  # noqa: E402
 from repromatrix.verdicts.knownissues import parse_registry  # noqa: E402
 
-GOAL_SECONDS = 2.0
+GOAL_SECONDS = 5.0
 TRACEBACK = "\n".join(
     f'  File "<env>/lib/python3.11/site-packages/transformers/module_{i}.py", line {i * 7}, '
     f"in forward\n    hidden = self.layer_{i}(hidden)"
@@ -108,25 +115,51 @@ def synthetic(combinations: int, cases: int, *, run_id: str, shift: int = 0) -> 
     return Results(run=RunInfo(id=run_id, started="2026-11-22T00:00:00+00:00"), combinations=out)
 
 
-def bench(combinations: int, cases: int, repeat: int) -> dict:
-    registry = parse_registry(
-        [
-            {
-                "case": "test_area1.py::*",
-                "when": {"transformers": ">=4.60,<4.70"},
-                "link": "https://github.com/huggingface/transformers/issues/1",
-            }
-        ],
-        "known_issues.yaml",
-    )
+REGISTRY = parse_registry(
+    [
+        {
+            "case": "test_area1.py::*",
+            "when": {"transformers": ">=4.60,<4.70"},
+            "link": "https://github.com/huggingface/transformers/issues/1",
+        }
+    ],
+    "known_issues.yaml",
+)
+
+
+def job_folders(stored: Results, root: Path, per_job: int) -> list[Expected]:
+    """``stored`` as CI jobs upload it: one results directory per job of ``per_job``
+    combinations; the last job lost (nothing uploaded). The tier's combinations, each
+    with its job, as ``merge --tier`` knows them."""
+    expected = []
+    for start in range(0, len(stored.combinations), per_job):
+        part = stored.combinations[start : start + per_job]
+        name = f"combination-{part[0].id}"
+        expected += [Expected(c.id, c.tier, c.requested, f"`slice_0 / {name}`") for c in part]
+        if start + per_job >= len(stored.combinations):
+            break  # the lost job
+        folder = root / name
+        for combination in part:
+            write_combination(folder, combination)
+        run = RunInfo(id=name, started="2026-11-22T00:00:00+00:00", tier="nightly")
+        write_json_atomic(folder / "results.json", Results(run=run, combinations=part).dump())
+    return expected
+
+
+def bench(combinations: int, cases: int, repeat: int, per_job: int = 2) -> dict:
+    registry = REGISTRY
     baseline = synthetic(combinations, cases, run_id="yesterday", shift=1)
     best: dict[str, float] = {}
     sizes: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as folder:
-        out = Path(folder)
-        for _ in range(repeat):
-            stored = synthetic(combinations, cases, run_id="today")
+        artifacts = Path(folder) / "artifacts"
+        expected = job_folders(synthetic(combinations, cases, run_id="today"), artifacts, per_job)
+        for attempt in range(repeat):
+            out = Path(folder) / f"merged{attempt}"
             timings = {}
+            clock = time.perf_counter()
+            stored = merge(out, [artifacts], expected=expected)
+            timings["merge"] = time.perf_counter() - clock
             clock = time.perf_counter()
             judge(stored, registry, baseline)
             timings["verdicts"] = time.perf_counter() - clock
@@ -152,6 +185,7 @@ def bench(combinations: int, cases: int, repeat: int) -> dict:
     return {
         "combinations": combinations,
         "cases": cases,
+        "combinations_per_job": per_job,
         "repeat": repeat,
         "seconds": {k: round(v, 3) for k, v in best.items()},
         "goal_seconds": GOAL_SECONDS,
@@ -164,20 +198,22 @@ def bench(combinations: int, cases: int, repeat: int) -> dict:
             "python": platform.python_version(),
             "machine": platform.machine(),
             "cpus": os.cpu_count(),
+            "load_average": round(os.getloadavg()[0], 2),
         },
     }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--combinations", type=int, default=500)
+    parser.add_argument("--combinations", type=int, default=2000)
     parser.add_argument("--cases", type=int, default=10)
+    parser.add_argument("--per-job", type=int, default=2, help="combinations per CI job")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "reports.json"
     )
     args = parser.parse_args()
-    figures = bench(args.combinations, args.cases, args.repeat)
+    figures = bench(args.combinations, args.cases, args.repeat, args.per_job)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(figures, indent=2) + "\n")
     print(json.dumps(figures, indent=2))

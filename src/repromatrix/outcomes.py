@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import sys
+from dataclasses import dataclass
 
 if sys.version_info >= (3, 11):
     from enum import StrEnum
@@ -57,11 +58,13 @@ class CombinationStatus(StrEnum):
     FAILED = "failed"
     SKIPPED = "skipped"
     INSTALL_ERROR = "install-error"
+    LOST = "lost"  # no result came back: its CI job was killed, lost or cancelled (merge)
 
 
 class Verdict(StrEnum):
     """One word per combination, in the order of precedence verdicts applies."""
 
+    LOST = "LOST"
     INSTALL_ERROR = "INSTALL-ERROR"
     SKIPPED = "SKIPPED"
     REGRESSED = "REGRESSED"
@@ -80,15 +83,135 @@ class ProbeOutcome(StrEnum):
     SKIP = "skip"
 
 
+# --------------------------------------------------------------------------- the table
+# How every part of the tool treats each verdict and each cell status, in one place:
+# judge reads the verdicts' precedence and what is unexpected, the console and every
+# report (Markdown, HTML, JUnit) read the rest. Symbols are single code points, so a
+# character count is what GitHub counts. Adding a verdict is one row here (and its
+# rule in verdicts/judge.py).
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    verdict: Verdict
+    attention: int  # reports list the lowest first: what a reader must see first
+    symbol: str
+    colour: str
+    unexpected: bool  # makes the run's exit status non-zero
+    quiet: bool  # nothing to do: the console names no such combination
+    meaning: str
+
+
+@dataclass(frozen=True)
+class StatusRow:
+    """A grid cell's status: a case status, or the grid's own ``regressed`` (a failure
+    that a baseline shows passing) and ``missing`` (the case did not run there)."""
+
+    word: str
+    attention: int  # reports list the lowest first
+    symbol: str
+    colour: str
+    mark: str  # the HTML cell's text besides its colour (for colour-blind readers, print)
+    unexpected: bool  # a failure nobody registered: a reader must look at it
+    quiet: bool  # says nothing is wrong with the case there
+    meaning: str
+
+
+# In order of precedence: a combination gets the first verdict whose rule applies.
+VERDICT_TABLE: tuple[VerdictRow, ...] = (
+    VerdictRow(
+        Verdict.LOST, 2, "📭", "#57606a", True, False,
+        "no result came back: the CI job that ran it was killed, lost its runner or was "
+        "cancelled",
+    ),
+    VerdictRow(
+        Verdict.INSTALL_ERROR, 3, "📦", "#8250df", True, False,
+        "the environment could not be built",
+    ),
+    VerdictRow(
+        Verdict.SKIPPED, 6, "⏩", "#8c959f", False, True,
+        "could not run here (a GPU combination on a CPU host), or every case skipped",
+    ),
+    VerdictRow(
+        Verdict.REGRESSED, 0, "🔻", "#a40e26", True, False,
+        "passed in a baseline, fails now",
+    ),
+    VerdictRow(
+        Verdict.FAILING, 1, "❌", "#cf222e", True, False,
+        "a failure with nothing to compare it with",
+    ),
+    VerdictRow(
+        Verdict.FIXED, 4, "✨", "#1f6feb", False, False,
+        "failed in a baseline, or inside a known-issue range, passes now",
+    ),
+    VerdictRow(
+        Verdict.KNOWN_BROKEN, 5, "🐛", "#f0b72f", False, True,
+        "every failure is a registered upstream bug",
+    ),
+    VerdictRow(Verdict.PASS, 7, "✅", "#2da44e", False, True, "every case passes"),
+)  # fmt: skip
+
+# In the order legends list them.
+STATUS_TABLE: tuple[StatusRow, ...] = (
+    StatusRow("passed", 11, "✅", "#2da44e", "✓", False, True, "passed"),
+    StatusRow(
+        "regressed", 0, "🔻", "#a40e26", "▼", True, False,
+        "regressed: passed in a baseline, fails now",
+    ),
+    StatusRow("failed", 1, "❌", "#cf222e", "✗", True, False, "failed"),
+    StatusRow(
+        "error", 2, "⛔", "#e16f24", "!", True, False, "error in setup, teardown or collection"
+    ),
+    StatusRow("crashed", 3, "💥", "#8250df", "C", True, False, "the interpreter crashed"),
+    StatusRow("timed-out", 4, "⌛", "#9a6700", "T", True, False, "timed out"),
+    StatusRow(
+        "known-broken", 5, "🐛", "#f0b72f", "K", False, False,
+        "known-broken: a registered upstream bug",
+    ),
+    StatusRow(
+        "possibly-fixed", 6, "✨", "#1f6feb", "?", False, False,
+        "possibly fixed: passes inside a known-issue range",
+    ),
+    StatusRow(
+        "flaky", 7, "🔁", "#bf8700", "~", False, False,
+        "flaky: failed, then passed in a fresh interpreter",
+    ),
+    StatusRow(
+        "skipped", 8, "⏩", "#8c959f", "–", False, False,
+        "skipped (reason on hover / in the details)",
+    ),
+    StatusRow("missing", 9, "—", "#eaeef2", "", False, True, "not run in this combination"),
+)  # fmt: skip
+
+VERDICTS: dict[Verdict, VerdictRow] = {row.verdict: row for row in VERDICT_TABLE}
+STATUSES: dict[str, StatusRow] = {row.word: row for row in STATUS_TABLE}
+# The grid's own cell words (not case statuses).
+REGRESSED_CELL = "regressed"
+MISSING_CELL = "missing"
+
+
+def verdict_attention(word: str | None) -> int:
+    """Where a verdict goes in a report's order (a word not in the table: last)."""
+    row = VERDICTS.get(word) if word else None
+    return row.attention if row is not None else len(VERDICT_TABLE)
+
+
+def verdict_symbol(word: str | None) -> str:
+    row = VERDICTS.get(word) if word else None
+    return row.symbol if row is not None else "?"
+
+
 # The one definition of failure: an outcome (or status) a reader must look at.
 FAILURES = frozenset(
-    {CaseOutcome.FAILED, CaseOutcome.ERROR, CaseOutcome.CRASHED, CaseOutcome.TIMED_OUT}
+    CaseOutcome(row.word)
+    for row in STATUS_TABLE
+    if row.unexpected and row.word in CaseOutcome._value2member_map_
 )
 # Failures worth a rerun in a fresh interpreter to tell flaky from broken: a timeout
 # already cost the whole case timeout, a second one would cost it again.
 RERUN_WORTHY = FAILURES - {CaseOutcome.TIMED_OUT}
 # Verdicts that make the run's exit status non-zero.
-UNEXPECTED = frozenset({Verdict.REGRESSED, Verdict.FAILING, Verdict.INSTALL_ERROR})
+UNEXPECTED = frozenset(row.verdict for row in VERDICT_TABLE if row.unexpected)
 
 # The runner's case id for "no case could run" (collection failed, the interpreter
 # died before the first case).

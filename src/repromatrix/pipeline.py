@@ -37,6 +37,7 @@ from repromatrix.matrix.defaults import DEFAULT_TIER
 from repromatrix.matrix.locate import FILE_NAME
 from repromatrix.matrix.locate import shown as shown_matrix
 from repromatrix.matrix.sessions import command_line
+from repromatrix.matrix.shards import Shard
 from repromatrix.outcomes import FAILURES, CaseStatus, combination_status
 from repromatrix.redact import portable_argv, redact, redact_env
 from repromatrix.reports import Reporting
@@ -70,6 +71,7 @@ class RunOptions:
     jobs: int = 1
     baseline: Path | None = None  # a previous results.json (or its folder) to compare with
     known_issues: Path | None = None  # default: known_issues.yaml in the cases folder
+    shard: Shard | None = None  # run only this part of the selection (matrix/shards.py)
 
 
 def reporting_for(options: RunOptions) -> Reporting:
@@ -83,6 +85,11 @@ def reporting_for(options: RunOptions) -> Reporting:
 
 
 def select(matrix: Matrix, options: RunOptions) -> list[Combination]:
+    chosen = _chosen(matrix, options)
+    return options.shard.take(chosen) if options.shard is not None else chosen
+
+
+def _chosen(matrix: Matrix, options: RunOptions) -> list[Combination]:
     if options.combinations:
         chosen = [matrix.find(c) for c in options.combinations]
         if options.tier:

@@ -23,11 +23,13 @@ import contextlib
 import errno
 import functools
 import io
+import json
 import os
 import re
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, TextIO
 from urllib.parse import unquote
 
@@ -147,6 +149,62 @@ def redact_env(environ: Mapping[str, str]) -> dict[str, str]:
 def redact(obj: Any, environ: Mapping[str, str] | None = None) -> Any:
     """Redact every string inside a JSON-like structure."""
     return _redact_all(obj, redactor(environ))
+
+
+# TOKEN_SHAPES without the word boundaries: in JSON text a token can follow an escape
+# (``\\nhf_...``) where the string itself has a boundary.
+_TOKEN_HINTS = re.compile(TOKEN_SHAPES.pattern.replace(r"(?<=\b[hgAx])", "").removesuffix(r"\b"))
+
+
+@dataclass(frozen=True)
+class JsonRedactor:
+    """Masking for files of JSON (or XML), its secrets read once: for a merge that
+    writes thousands of files."""
+
+    scrub: Callable[[str], str]  # redact_text's nets, over a text
+    spelt: tuple[str, ...]  # each secret as such a text may hold it
+
+    def may_hold_secrets(self, text: str) -> bool:
+        """Whether a string inside ``text`` (``json.dumps`` output, ASCII; or XML)
+        could hold what :func:`redact` masks: a secret value, raw or as the text spells
+        it, credentials in a URL or a token shape. False: redact() (and redact_text)
+        would change nothing, so a large document need not be walked value by value.
+        Substring tests first (C speed): the patterns run only where they could match."""
+        if any(value in text for value in self.spelt):
+            return True
+        if "://" in text and URL_CREDENTIALS.search(text):
+            return True
+        return any(p in text for p in _TOKEN_PREFIXES) and bool(_TOKEN_HINTS.search(text))
+
+
+# What every token shape starts with (TOKEN_SHAPES).
+_TOKEN_PREFIXES = (
+    "hf_",
+    *(f"gh{kind}_" for kind in "pousr"),
+    "github_pat_",
+    "glpat-",
+    "AKIA",
+    *(f"xox{kind}-" for kind in "abpr"),
+)
+
+
+def _json_spelling(value: str) -> str:
+    return json.dumps(value)[1:-1]
+
+
+def json_redactor(environ: Mapping[str, str] | None = None) -> JsonRedactor:
+    return escaped_redactor((_json_spelling,), environ)
+
+
+def escaped_redactor(
+    spellings: tuple[Callable[[str], str], ...], environ: Mapping[str, str] | None = None
+) -> JsonRedactor:
+    """A JsonRedactor for any text that spells a string's characters its own way (JSON,
+    XML): ``spellings`` give each secret as such a text may hold it."""
+    values = tuple(secret_values(environ))
+    pattern = _values_pattern(values)
+    spelt = {spell(v) for v in values for spell in spellings} | set(values)
+    return JsonRedactor(lambda text: _scrub(text, pattern), tuple(sorted(spelt)))
 
 
 def _redact_all(obj: Any, scrub: Callable[[str], str]) -> Any:

@@ -1,4 +1,4 @@
-"""A tier cut into GitHub job matrices of at most 256 jobs."""
+"""Jobs cut into GitHub job matrices (slices) of at most 256 jobs."""
 
 from __future__ import annotations
 
@@ -30,9 +30,7 @@ def test_every_id_once_in_order_no_slice_over_the_limit(total: int) -> None:
 
 
 def test_a_tier_too_large_for_the_slice_jobs_is_refused() -> None:
-    with pytest.raises(
-        UserError, match="1025 combinations, more than 4 matrix jobs of at most 256"
-    ):
+    with pytest.raises(UserError, match="needs 1025 jobs, more than 4 matrices of at most 256"):
         slices([f"c{i}" for i in range(1025)], count=4)
 
 
@@ -55,9 +53,16 @@ def test_the_command_prints_step_outputs(tmp_path: Path) -> None:
         check=True,
     )
     outputs = dict(line.split("=", 1) for line in done.stdout.splitlines())
-    assert sorted(outputs) == ["all", "slice_0", "slice_1", "slice_2", "slice_3", "total"]
+    slice_names = [f"slice_{i}" for i in range(4)]
+    assert sorted(outputs) == sorted(
+        ["all", "configured", "jobs", "total", *slice_names]
+        + [f"max_parallel_{i}" for i in range(4)]
+    )
     assert outputs["total"] == "300"
     first, second = json.loads(outputs["slice_0"]), json.loads(outputs["slice_1"])
-    assert (len(first), len(second)) == (150, 150)
-    assert first[0] == "n0" and second[-1] == "n299"
+    assert (len(first), len(second)) == (150, 150)  # one combination a job while they fit
+    assert first[0] == {"combinations": ["n0"], "runs-on": ["self-hosted", "linux", "gpu"]}
+    assert second[-1]["combinations"] == ["n299"]
     assert json.loads(outputs["slice_2"]) == [] == json.loads(outputs["slice_3"])
+    assert outputs["jobs"] == "300"
+    assert (outputs["max_parallel_0"], outputs["max_parallel_2"]) == ("150", "1")

@@ -81,7 +81,16 @@ def test_each_mistake_is_one_line_naming_the_input(
     assert "\n" not in str(raised.value)
 
 
-@pytest.mark.parametrize("runner", ["self-hosted", "[]", '["gpu", 3]', '{"a": 1}'])
+@pytest.mark.parametrize("runner", ["self-hosted", "[]", '["gpu", 3]', '{"a": 1}', '""'])
 def test_a_runner_list_that_is_not_a_json_list_of_labels(cases: Path, runner: str) -> None:
-    with pytest.raises(UserError, match=r"^input runner: .* is not a JSON list of runner labels"):
+    with pytest.raises(UserError, match=r"^input runner: .* is not a runner as JSON: a list of"):
         check("bisect", cases, runner=runner)
+
+
+@pytest.mark.parametrize(
+    "runner",
+    ['["self-hosted", "gpu"]', '"arc-gpu-2x"', '{"group": "aws-g5-12xlarge", "labels": ["gpu"]}'],
+)
+def test_a_hunt_runs_on_any_runner_shape_the_nightly_does(cases: Path, runner: str) -> None:
+    # An ARC scale set is one name; a runner group an object: as matrix.yaml's runner:.
+    assert json.loads(check("bisect", cases, runner=runner)) == json.loads(runner)

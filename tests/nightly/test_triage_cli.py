@@ -251,3 +251,22 @@ def test_the_hunts_run_where_the_night_ran(nightly) -> None:
     fields = _fields(dispatch)
     assert fields["runner"] == '["self-hosted", "a100"]'
     assert fields["repromatrix"] == "repromatrix==0.1.0"
+
+
+def test_a_combination_with_its_own_runner_is_hunted_on_that_runner(nightly, tmp_path) -> None:
+    """A 2-GPU combination's bisect runs on the 2-GPU runner matrix.yaml names for it,
+    not on the nightly's default."""
+    run, _tonight, baseline = nightly
+    (tmp_path / "matrix.yaml").write_text(
+        "schema: 1\npackages: [transformers, peft]\ntiers:\n  nightly:\n"
+        '    - {id: tf-latest, transformers: latest, peft: "0.17.1",\n'
+        "       runner: {group: aws-g5-12xlarge, labels: [gpu-2x]}}\n"
+    )
+    calls, _, _ = run(
+        *("--baseline", str(baseline), "--dispatch", "--runner", '["self-hosted", "a100"]')
+    )
+    [dispatch] = [c for c in calls if c[:2] == ["workflow", "run"]]
+    assert json.loads(_fields(dispatch)["runner"]) == {
+        "group": "aws-g5-12xlarge",
+        "labels": ["gpu-2x"],
+    }

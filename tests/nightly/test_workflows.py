@@ -66,20 +66,31 @@ def test_one_slice_job_per_slice_that_ci_matrix_makes() -> None:
     assert jobs == [f"slice_{i}" for i in range(slices)]
     for name in jobs:
         job = nightly["jobs"][name]
-        # nothing to run, or no GPU runner configured (then the run says so, green)
+        index = name.removeprefix("slice_")
+        # nothing to run, or no runner configured (then the run says so, green)
         assert job["if"] == (
-            f"needs.setup.outputs.{name} != '[]' && needs.setup.outputs.runner != ''"
+            f"needs.setup.outputs.{name} != '[]' && needs.setup.outputs.configured == 'true'"
         )
-        assert job["with"]["combinations"] == f"${{{{ needs.setup.outputs.{name} }}}}"
+        assert job["with"]["jobs"] == f"${{{{ needs.setup.outputs.{name} }}}}"
+        assert job["with"]["max_parallel"] == (
+            f"${{{{ fromJSON(needs.setup.outputs.max_parallel_{index}) }}}}"
+        )
         assert job["uses"] == "./.github/workflows/nightly-combination.yml"
         assert name in nightly["jobs"]["setup"]["outputs"]
+        assert f"max_parallel_{index}" in nightly["jobs"]["setup"]["outputs"]
     assert set(nightly["jobs"]["gather"]["needs"]) == {"setup", *jobs}
+    # merge --tier cuts the tier as ci-matrix did, to name a lost job: the same slices.
+    steps = nightly["jobs"]["gather"]["steps"]
+    merging = next(s["run"] for s in steps if "repromatrix merge" in s.get("run", ""))
+    assert "--tier" in merging
+    assert int(re.search(r"--slices (\d+)", merging).group(1)) == slices
 
 
 def test_each_combination_uploads_an_artifact_the_gatherer_downloads() -> None:
-    combination = _load("nightly-combination.yml")["jobs"]["combination"]
+    combination = _load("nightly-combination.yml")["jobs"]["combinations"]
     upload = next(s for s in combination["steps"] if "upload-artifact" in s.get("uses", ""))
-    assert upload["with"]["name"] == "combination-${{ matrix.combination }}"
+    # Each combination is in one job: its first combination names the artifact.
+    assert upload["with"]["name"] == "combination-${{ matrix.job.combinations[0] }}"
     assert upload["if"] == "always()"
     gather = _load("nightly.yml")["jobs"]["gather"]
     download = next(s for s in gather["steps"] if "download-artifact" in s.get("uses", ""))
@@ -221,3 +232,49 @@ def test_a_matrix_error_fails_the_setup_job() -> None:
 
 def test_bisect_yml_calls_repromatrix_bisect() -> None:
     assert "bisect" in {command for command, _ in _repromatrix_calls()}
+
+
+def test_each_job_runs_where_ci_matrix_says_with_its_slices_limit() -> None:
+    job = _load("nightly-combination.yml")["jobs"]["combinations"]
+    assert job["strategy"]["matrix"] == {"job": "${{ fromJSON(inputs.jobs) }}"}
+    assert job["runs-on"] == "${{ matrix.job['runs-on'] }}"  # the shape as written
+    assert job["strategy"]["max-parallel"] == "${{ inputs.max_parallel }}"
+    assert job["strategy"]["fail-fast"] is False
+    # The name merge --tier gives a lost job (slices.job_name) is the page's name.
+    assert job["name"] == "${{ join(matrix.job.combinations, ' ') }}"
+    run = next(s for s in job["steps"] if s.get("name", "").startswith("Run "))
+    assert run["env"]["COMBINATIONS"] == "${{ join(matrix.job.combinations, ' ') }}"
+    assert 'for id in $COMBINATIONS; do args+=(--combination "$id"); done' in run["run"]
+    assert "${{" not in run["run"]  # inputs reach the script through env only
+
+
+def test_caches_and_the_container_come_from_inputs_or_variables() -> None:
+    nightly = _load("nightly.yml")
+    inputs = nightly["on"]["workflow_dispatch"]["inputs"]
+    assert {"uv_cache", "env_dir", "container"} <= set(inputs)
+    for name in (j for j in nightly["jobs"] if j.startswith("slice_")):
+        given = nightly["jobs"][name]["with"]
+        assert given["uv_cache"] == "${{ inputs.uv_cache || vars.NIGHTLY_UV_CACHE_DIR || '' }}"
+        assert given["env_dir"] == "${{ inputs.env_dir || vars.NIGHTLY_ENV_DIR || '' }}"
+        assert given["container"] == "${{ inputs.container || vars.NIGHTLY_CONTAINER || '' }}"
+        assert given["container_options"] == "${{ vars.NIGHTLY_CONTAINER_OPTIONS || '' }}"
+    job = _load("nightly-combination.yml")["jobs"]["combinations"]
+    assert job["container"] == {
+        "image": "${{ inputs.container }}",  # empty: the job runs on the runner itself
+        "options": "${{ inputs.container_options }}",
+    }
+    names = [s.get("name", s.get("uses", "")) for s in job["steps"]]
+    # The caches are set before anything installs, so the install uses them too.
+    assert names.index("Caches on the runner's volume") < names.index("Install repromatrix")
+    caches = job["steps"][names.index("Caches on the runner's volume")]
+    assert 'echo "UV_CACHE_DIR=$UV_CACHE" >> "$GITHUB_ENV"' in caches["run"]
+    assert 'echo "REPROMATRIX_ENV_DIR=$ENV_DIR" >> "$GITHUB_ENV"' in caches["run"]
+
+
+def test_a_lost_job_makes_the_run_red() -> None:
+    gather = _load("nightly.yml")["jobs"]["gather"]
+    merge = next(s for s in gather["steps"] if s.get("id") == "merge")
+    assert 'echo "lost=' in merge["run"]
+    last = gather["steps"][-1]
+    assert "steps.merge.outputs.lost == 'true'" in last["if"]
+    assert last["run"].rstrip().endswith("exit 1")

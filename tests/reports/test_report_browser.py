@@ -13,8 +13,8 @@ import pytest
 from support.pngread import colour_counts, hex_rgb, read_png
 from support.reportdata import CASE_A, CASE_B, case, combination, demo_results, results, versions
 
+from repromatrix.outcomes import STATUSES
 from repromatrix.reports import Reporting
-from repromatrix.reports.view import STATUS_STYLE
 from repromatrix.verdicts.knownissues import parse_registry
 
 pytestmark = pytest.mark.browser
@@ -81,7 +81,7 @@ def test_screenshot_shows_the_grid_in_status_colours(chromium, page, tmp_path):
         tmp_path / "profile",
         f"--window-size={WIDTH},{HEIGHT}",
         f"--screenshot={shot}",
-        page.as_uri(),
+        page.as_uri() + "#all",  # the full grid (the page opens on the problems)
     )
     width, height, rows = read_png(shot)
     assert (width, height) == (WIDTH, HEIGHT)
@@ -91,12 +91,12 @@ def test_screenshot_shows_the_grid_in_status_colours(chromium, page, tmp_path):
     assert len(counts) > 50, "nothing but a few flat colours: no text, no grid"
     # Each status in the demo fills whole cells with its colour (a cell is ~30x20 px).
     for status, minimum in [("passed", 1500), ("regressed", 600), ("known-broken", 300)]:
-        colour = hex_rgb(STATUS_STYLE[status][1])
+        colour = hex_rgb(STATUSES[status].colour)
         assert counts[colour] >= minimum, f"{status} cells not coloured: {counts[colour]} px"
 
 
 def test_script_ran_and_built_the_grid(chromium, page, tmp_path):
-    dom = _chromium(chromium, tmp_path / "profile", "--dump-dom", page.as_uri())
+    dom = _chromium(chromium, tmp_path / "profile", "--dump-dom", page.as_uri() + "#all")
     assert 'data-ready="1"' in dom, "the page's script did not finish"
     assert len(re.findall(r"<tr data-r=", dom)) == 6
     assert len(re.findall(r'<td class="c s-', dom)) == 12
@@ -138,6 +138,55 @@ def test_filters_and_sort_from_the_link_work(chromium, page, tmp_path):
     order = [name for name, _ in _row_order(dom)]
     assert order.index("flaky") < order.index("tf4.52.4")  # peft 0.15.2 sorts first
     assert 'class="pkg sorted"' in dom
+
+
+def test_the_page_opens_on_what_needs_attention_one_click_from_the_full_grid(
+    chromium, page, tmp_path
+):
+    dom = _chromium(chromium, tmp_path / "profile", "--dump-dom", page.as_uri())
+    assert 'data-ready="1"' in dom
+    # Problems first: the regressions, then the install error, then the flaky pass; the
+    # passing and the skipped combinations are one click away.
+    assert [name for name, hidden in _row_order(dom) if not hidden] == [
+        "tf4.53.0",
+        "tf4.56.2",
+        "tf-main",
+        "flaky",
+    ]
+    assert "4 of 6 combinations shown" in dom
+    assert re.search(r'<input type="checkbox" id="problems"[^>]*>', dom)
+    # unsloth is requested only by the (skipped, hidden) GPU combination: its empty
+    # column is hidden here.
+    assert re.search(r'<table id="grid"[^>]*data-empty-columns="unsloth"', dom)
+    assert "#grid tbody tr&gt;:nth-child(6)" in dom or "#grid tbody tr>:nth-child(6)" in dom
+    link = re.search(r'<span id="attention">(.*?)</span>', dom)
+    assert link and 'href="#all"' in link.group(1)
+    assert "show the full grid (6 combinations)" in link.group(1)
+
+    # The click: #all is the full grid, in matrix order, every column.
+    full = _chromium(chromium, tmp_path / "p2", "--dump-dom", page.as_uri() + "#all")
+    assert [name for name, hidden in _row_order(full) if not hidden] == [
+        "tf4.52.4",
+        "tf4.53.0",
+        "tf4.56.2",
+        "flaky",
+        "tf-main",
+        "gpu",
+    ]
+    assert re.search(r'<table id="grid"[^>]*data-empty-columns=""', full)
+    assert '<span id="attention" hidden="">' in full
+
+
+def test_a_run_with_nothing_to_look_at_opens_on_the_full_grid(chromium, tmp_path):
+    out = tmp_path / "report"
+    stored = results(
+        combination("a", versions("4.52.4"), [case(CASE_A, "passed")]),
+        combination("b", versions("4.53.0"), [case(CASE_A, "passed")]),
+    )
+    Reporting(registry=parse_registry([], "k.yaml")).render(stored, out, say=lambda _: None)
+    dom = _chromium(chromium, tmp_path / "profile", "--dump-dom", (out / "index.html").as_uri())
+    assert "2 of 2 combinations shown" in dom
+    assert '<span id="attention" hidden="">' in dom
 
 
 def test_columns_are_grouped_by_file_with_the_parameter_visible(chromium, page, tmp_path):

@@ -142,7 +142,7 @@ def test_a_gh_that_is_not_authenticated_costs_the_issue_never_the_results(
     [
         ({"name": "../../x"}, "input name: '../../x' is not a folder name"),
         ({"good": "packaging==21.3 six"}, "input good: 'six' is not a name==version pin"),
-        ({"runner": "self-hosted"}, "input runner: 'self-hosted' is not a JSON list"),
+        ({"runner": "self-hosted"}, "input runner: 'self-hosted' is not a runner as JSON"),
         ({"case": "test_legacy.py::test_nope"}, "input case: 'test_legacy.py::test_nope'"),
     ],
 )

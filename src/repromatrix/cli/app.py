@@ -111,6 +111,12 @@ def _add_commands(commands: argparse._SubParsersAction) -> None:
         help="run only this combination (repeatable)",
     )
     runner.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run only the I-th of N deterministic parts of the tier (1..N, or 0..N-1), "
+        "for another scheduler (Kubernetes indexed Jobs, Buildkite parallelism)",
+    )
+    runner.add_argument(
         "--results",
         type=Path,
         default=Path("reports/latest"),
@@ -350,9 +356,11 @@ def _list_cases(args: argparse.Namespace, matrix: Matrix, combos: Sequence[Combi
 
 
 def _run(args: argparse.Namespace) -> int:
+    from repromatrix.matrix.shards import Shard
     from repromatrix.pipeline import RunOptions, run
 
     options = RunOptions(
+        shard=Shard.parse(args.shard) if args.shard is not None else None,
         matrix=args.matrix,
         tier=args.tier,
         combinations=args.combination,

@@ -1,7 +1,7 @@
 """The commands the nightly workflow calls (kept apart from cli.py's core ones):
 
-repromatrix ci-matrix --tier nightly [--slices 4]      the tier as job matrices
-repromatrix merge --into DIR SOURCE...                 per-job results -> one
+repromatrix ci-matrix --tier nightly [--slices 4]      the tier as slices of jobs
+repromatrix merge --into DIR [--tier T] SOURCE...      per-job results -> one
 repromatrix baseline --into DIR                        last night's results (gh)
 repromatrix triage --results DIR [--baseline DIR] ...  verdicts (as `report`),
                                                        regressions, tracking
@@ -23,6 +23,9 @@ from repromatrix.matrix.defaults import KNOWN_ISSUES_FILE
 from repromatrix.nightly import slices
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from repromatrix.matrix.model import Combination, TierSettings
     from repromatrix.results import Results
 
 # What the commands run is imported when they run: building the parser loads no
@@ -46,17 +49,18 @@ def _github_output(parser: argparse.ArgumentParser, help: str) -> None:
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    matrix = commands.add_parser("ci-matrix", help="a tier as GitHub Actions job matrices")
+    matrix = commands.add_parser(
+        "ci-matrix", help="a tier as GitHub Actions jobs, cut into slices (step outputs)"
+    )
     matrix.add_argument("--matrix", type=Path)  # default: found upward (app.main)
     matrix.add_argument("--tier", required=True)
+    _plan_options(matrix)
     matrix.add_argument(
-        "--slices", type=int, default=4, help="slice jobs in the workflow (default: 4)"
-    )
-    matrix.add_argument(
-        "--size",
-        type=int,
-        default=slices.GITHUB_MATRIX_LIMIT,
-        help="jobs per slice at most (default: GitHub's limit, %(default)s)",
+        "--runner",
+        metavar="JSON",
+        help="runs-on of the combinations that name no runner: a JSON string (a scale "
+        "set), list of labels or {group, labels} "
+        f"(default: {json.dumps(slices.DEFAULT_RUNNER)})",
     )
 
     merging = commands.add_parser("merge", help="merge results directories into one")
@@ -72,6 +76,19 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="a combination given twice with different results: keep the last",
     )
+    merging.add_argument(
+        "--tier",
+        help="the tier the sources ran: a combination of it that no source holds is "
+        "written as LOST, naming its job (as ci-matrix cut it), and the exit status is 1",
+    )
+    merging.add_argument(
+        "--shards",
+        type=int,
+        metavar="N",
+        help="with --tier: the sources are the N parts of `run --shard I/N` (a lost "
+        "combination names its shard, not a ci-matrix job)",
+    )
+    _plan_options(merging)
     merging.add_argument("sources", nargs="+", type=Path, metavar="SOURCE")
 
     triaging = commands.add_parser(
@@ -151,25 +168,51 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
 
 
+def _plan_options(parser: argparse.ArgumentParser) -> None:
+    """How ci-matrix cuts a tier; merge --tier takes the same to name a lost job."""
+    parser.add_argument(
+        "--slices",
+        type=int,
+        default=slices.DEFAULT_SLICES,
+        help="slice jobs in the workflow (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--size",
+        type=int,
+        default=slices.GITHUB_MATRIX_LIMIT,
+        help="jobs per slice at most (default: GitHub's limit, %(default)s)",
+    )
+
+
+def _runs_on(text: str | None) -> object:
+    from repromatrix.matrix.model import runs_on
+
+    if not text:
+        return None
+    try:
+        return runs_on(json.loads(text))
+    except (ValueError, RecursionError) as err:
+        raise UserError(f"--runner: {text!r}: {err}") from None
+
+
 def run_command(args: argparse.Namespace) -> int | None:
     """The exit status of a command of this module, None for another one."""
     if args.command == "ci-matrix":
         from repromatrix.matrix.load import load_matrix
 
-        combos = load_matrix(args.matrix).tier(args.tier)
-        for key, value in slices.github_outputs(combos, count=args.slices, size=args.size).items():
+        matrix = load_matrix(args.matrix)
+        outputs = slices.github_outputs(
+            matrix.tier(args.tier),
+            count=args.slices,
+            size=args.size,
+            settings=matrix.settings_of(args.tier),
+            default_runner=_runs_on(args.runner),
+        )
+        for key, value in outputs.items():
             print(f"{key}={value}")
         return 0
     if args.command == "merge":
-        from repromatrix.matrix.load import load_matrix
-        from repromatrix.results.gather import merge
-
-        order = (
-            [c.id for c in load_matrix(args.matrix).combinations()] if args.matrix.exists() else []
-        )
-        merged = merge(args.into, args.sources, order=order, replace=args.replace)
-        print(f"merged {len(merged.combinations)} combinations into {args.into}")
-        return 0
+        return _merge(args)
     if args.command == "triage":
         return _triage(args)
     if args.command == "baseline":
@@ -177,6 +220,59 @@ def run_command(args: argparse.Namespace) -> int | None:
     if args.command == "hunt-inputs":
         return _hunt_inputs(args)
     return None
+
+
+def _merge(args: argparse.Namespace) -> int:
+    """Exit status 1 when a combination of ``--tier`` came back from no job (each named,
+    with its job, on its own line); the merged results are written either way."""
+    from repromatrix.matrix.load import load_matrix
+    from repromatrix.outcomes import CombinationStatus
+    from repromatrix.pipeline import repro_command
+    from repromatrix.results.gather import Expected, merge
+
+    matrix = load_matrix(args.matrix) if args.tier or args.matrix.exists() else None
+    order = [c.id for c in matrix.combinations()] if matrix is not None else []
+    expected: list[Expected] = []
+    if matrix is not None and args.tier:
+        combos = matrix.tier(args.tier)
+        jobs = _jobs(args, combos, matrix.settings_of(args.tier))
+        expected = [
+            Expected(
+                c.id,
+                c.tier,
+                c.requested(),
+                jobs[c.id],
+                device=c.device,
+                repro=repro_command(c, matrix=matrix.path),
+            )
+            for c in combos
+        ]
+    merged = merge(args.into, args.sources, order=order, replace=args.replace, expected=expected)
+    lost = [c for c in merged.combinations if c.status == CombinationStatus.LOST]
+    print(f"merged {len(merged.combinations)} combinations into {args.into}")
+    for combination in lost:
+        print(f"  LOST {combination.id}: {combination.message}")
+    if lost:
+        print(f"{len(lost)} of the tier's combinations came back from no job (LOST)")
+    return 1 if lost else 0
+
+
+def _jobs(
+    args: argparse.Namespace, combos: Sequence[Combination], settings: TierSettings
+) -> dict[str, str]:
+    """Combination id -> the job (or shard) that was to run it, as a person finds it."""
+    if args.shards is None:
+        parts = slices.plan(combos, count=args.slices, size=args.size, settings=settings)
+        return slices.where_each_ran(parts)
+    from repromatrix.matrix.shards import Shard
+
+    if args.shards < 1:
+        raise UserError(f"--shards: {args.shards} is not a number of shards (1 or more)")
+    return {
+        c.id: f"`run --shard {index}/{args.shards}`"
+        for index in range(1, args.shards + 1)
+        for c in Shard(index, args.shards).take(combos)
+    }
 
 
 class GitHubFailure(UserError):
@@ -200,6 +296,7 @@ def _triage(args: argparse.Namespace) -> int:
             # Tonight is still judged, alone; the issue and the log say why.
             note = f"no baseline: {err}; tonight is judged without one"
     location = RegistryLocation.of(matrix=args.matrix, cases=args.cases, explicit=args.known_issues)
+    known = _known(args.matrix)
     registry = location.load()
     folder = args.results if args.results.is_dir() else args.results.parent
     options = FollowOptions(
@@ -209,7 +306,8 @@ def _triage(args: argparse.Namespace) -> int:
         baseline_note=note,
         registry=registry,
         registry_file=_shown(location.path),
-        cells=_cells(args.matrix, tonight),
+        cells=_cells(known, tonight),
+        runners={i: c.runner for i, c in known.items() if c.runner is not None},
         limit=args.limit,
         summary=args.summary,
         label=args.label,
@@ -232,9 +330,9 @@ def _triage(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cells(matrix: Path | None, tonight: Results) -> dict[str, str]:
-    """Each combination of tonight's run as the cell JSON its hunts rebuild."""
-    from repromatrix.matrix.cell import cell_json
+def _known(matrix: Path | None) -> dict[str, Combination]:
+    """The matrix's combinations by id, for the hunts of tonight's (none when it cannot
+    be read: tonight is judged all the same, its hunts build from --pin alone)."""
     from repromatrix.matrix.load import load_matrix
     from repromatrix.matrix.locate import find_matrix
 
@@ -244,10 +342,15 @@ def _cells(matrix: Path | None, tonight: Results) -> dict[str, str]:
     try:
         loaded = load_matrix(path)
     except UserError as err:
-        # The night's results are judged all the same; its hunts build from --pin alone.
         print(f"hunts carry no cell: {err}")
         return {}
-    known = {c.id: c for c in loaded.combinations()}
+    return {c.id: c for c in loaded.combinations()}
+
+
+def _cells(known: dict[str, Combination], tonight: Results) -> dict[str, str]:
+    """Each combination of tonight's run as the cell JSON its hunts rebuild."""
+    from repromatrix.matrix.cell import cell_json
+
     return {c.id: cell_json(known[c.id]) for c in tonight.combinations if c.id in known}
 
 

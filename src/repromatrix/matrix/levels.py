@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from repromatrix.errors import UserError, key_path
-from repromatrix.matrix.model import SETTING_KEYS, Settings
+from repromatrix.matrix.model import SETTING_KEYS, TIER_KEYS, Settings, TierSettings
 from repromatrix.matrix.pins import Pin, parse_pin
 from repromatrix.matrix.validation import validate
 from repromatrix.names import canonicalize_name
@@ -56,6 +56,11 @@ def read_level(
             settings[key] = value
         elif canonicalize_name(key) in packages:
             pins[canonicalize_name(key)] = read_pin(key, value, (*where, key), name)
+        elif key in TIER_KEYS and where[:1] == ("tiers",):
+            raise UserError(
+                f"{name}: {key_path((*where, key))}: a tier setting (how the tier is cut into "
+                f"CI jobs), not a combination's: set it under tier_defaults.{where[1]}"
+            )
         else:
             raise UserError(
                 f"{name}: {key_path((*where, key))}: unknown key "
@@ -67,6 +72,20 @@ def read_level(
     kept = {k: getattr(checked, k) for k in checked.model_fields_set}
     kept.update({k: v for k, v in settings.items() if k in extra_keys})
     return Partial(kept, pins)
+
+
+def tier_level(
+    raw: Mapping[str, Any], where: tuple[str | int, ...], name: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``defaults`` or a tier's ``tier_defaults`` split into what its combinations
+    inherit and the tier's own settings (TierSettings' keys: cells_per_job,
+    max_parallel), the latter checked here."""
+    if not isinstance(raw, Mapping):
+        return dict(raw), {}  # read_level names the mistake
+    inherited = {k: v for k, v in raw.items() if k not in TIER_KEYS}
+    own = {k: v for k, v in raw.items() if k in TIER_KEYS}
+    checked = validate(TierSettings, own, name, where)
+    return inherited, {k: getattr(checked, k) for k in checked.model_fields_set}
 
 
 def read_pin(package: str, raw: Any, where: tuple[str | int, ...], name: str) -> Pin:

@@ -22,8 +22,8 @@ from repromatrix.errors import UserError, key_path
 from repromatrix.matrix.atlas import read_atlas
 from repromatrix.matrix.case_ids import CaseIndex
 from repromatrix.matrix.defaults import DEFAULT_PACKAGES
-from repromatrix.matrix.levels import read_level
-from repromatrix.matrix.model import TIER_PATTERN, Combination, Document, Matrix
+from repromatrix.matrix.levels import read_level, tier_level
+from repromatrix.matrix.model import TIER_PATTERN, Combination, Document, Matrix, TierSettings
 from repromatrix.matrix.read import check_structure, read_text, yaml_data
 from repromatrix.matrix.tiers import expand_tier
 from repromatrix.matrix.validation import validate
@@ -104,7 +104,8 @@ def parse_matrix(data: Any, path: Path) -> Matrix:
         raise UserError(f"{name}: the top level must be a mapping with a 'tiers' key")
     doc = validate(Document, data, name, ())
     packages = _packages(doc.packages, name)
-    defaults = read_level(doc.defaults, ("defaults",), name, packages)
+    inherited, for_every_tier = tier_level(doc.defaults, ("defaults",), name)
+    defaults = read_level(inherited, ("defaults",), name, packages)
     for tier in doc.tier_defaults:
         if tier not in doc.tiers:
             raise UserError(f"{name}: tier_defaults.{tier}: unknown tier (not under 'tiers')")
@@ -112,6 +113,7 @@ def parse_matrix(data: Any, path: Path) -> Matrix:
         raise UserError(f"{name}: tiers: no tiers declared")
 
     tiers: dict[str, tuple[Combination, ...]] = {}
+    tier_settings: dict[str, TierSettings] = {}
     seen_ids: dict[str, str] = {}
     for tier, entries in doc.tiers.items():
         where = ("tiers", tier)
@@ -122,9 +124,10 @@ def parse_matrix(data: Any, path: Path) -> Matrix:
             )
         if not entries:
             raise UserError(f"{name}: {key_path(where)}: tier is empty")
-        base = defaults.merged(
-            read_level(doc.tier_defaults.get(tier, {}), ("tier_defaults", tier), name, packages)
-        )
+        where_defaults = ("tier_defaults", tier)
+        inherited, own = tier_level(doc.tier_defaults.get(tier, {}), where_defaults, name)
+        tier_settings[tier] = TierSettings(**{**for_every_tier, **own})
+        base = defaults.merged(read_level(inherited, where_defaults, name, packages))
         combos = expand_tier(tier, entries, base, name, packages)
         for combo, combo_path in combos:
             if combo.id in seen_ids:
@@ -138,7 +141,9 @@ def parse_matrix(data: Any, path: Path) -> Matrix:
             replace(c, pins=tuple(p.anchored(path.parent) for p in c.pins)) for c, _ in combos
         )
     atlas = None if doc.atlas is None else read_atlas(doc.atlas, name, packages)
-    return Matrix(path=path, packages=packages, tiers=tiers, atlas=atlas)
+    return Matrix(
+        path=path, packages=packages, tiers=tiers, tier_settings=tier_settings, atlas=atlas
+    )
 
 
 def _packages(declared: list[str] | None, name: str) -> tuple[str, ...]:

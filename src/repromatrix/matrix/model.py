@@ -25,6 +25,7 @@ specifier``); nothing here prints a traceback.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -65,6 +66,43 @@ DEFAULT_CASE_TIMEOUT = 300.0
 DEFAULT_INSTALL_TIMEOUT = 1800.0
 
 
+def _label(text: Any, what: str) -> str:
+    if not isinstance(text, str) or not text.strip() or text != text.strip():
+        raise ValueError(f"{text!r} is not a runner {what} (non-empty text, no spaces around)")
+    return text
+
+
+def runs_on(value: Any) -> str | list[str] | dict[str, Any]:
+    """A ``runner:`` setting checked, in the shape GitHub's ``runs-on`` takes and as it
+    was written: one name (an ARC scale set takes exactly one, no extra labels), a list
+    of labels, or ``{group: NAME, labels: [...]}``."""
+    if isinstance(value, str):
+        return _label(value, "name")
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ValueError("an empty list of runner labels")
+        return [_label(v, "label") for v in value]
+    if isinstance(value, Mapping):
+        unknown = [k for k in value if k not in ("group", "labels")]
+        if unknown:
+            raise ValueError(f"{unknown[0]!r}: a runner group has only 'group' and 'labels'")
+        if not value:
+            raise ValueError("a runner group needs 'group', 'labels' or both")
+        shape: dict[str, Any] = {}
+        if "group" in value:
+            shape["group"] = _label(value["group"], "group name")
+        if "labels" in value:
+            labels = value["labels"]
+            shape["labels"] = (
+                runs_on(labels) if isinstance(labels, (list, tuple)) else _label(labels, "label")
+            )
+        return shape
+    raise ValueError(
+        f"{value!r} is not a runner: a name (an ARC scale set), a list of labels, "
+        "or {group: NAME, labels: [...]}"
+    )
+
+
 class Settings(BaseModel):
     """The keys a combination, the defaults and a tier's defaults share
     (package pins aside: those are every other key)."""
@@ -89,6 +127,15 @@ class Settings(BaseModel):
     cases: tuple[str, ...] | None = None
     case_timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     install_timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    # Where its CI job runs (nightly.yml's runs-on), as JSON text: see runs_on.
+    runner: str | None = None
+
+    @field_validator("runner", mode="before")
+    @classmethod
+    def _runner_shape(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        return json.dumps(runs_on(value), separators=(",", ":"))
 
     @field_validator("case_timeout", "install_timeout", mode="before")
     @classmethod
@@ -173,6 +220,29 @@ def _checked_date(value: str | None) -> str | None:
 SETTING_KEYS = frozenset(Settings.model_fields)
 
 
+class TierSettings(BaseModel):
+    """How a tier is cut into CI jobs (``ci-matrix``): settings of a tier, not of a
+    combination, so they sit in ``tier_defaults.<tier>`` (or ``defaults``, for every
+    tier)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # Combinations one job runs at most (absent: as many as the workflow's slices need).
+    cells_per_job: int | None = Field(default=None, gt=0)
+    # Jobs of the tier that run at once (strategy.max-parallel of each slice's matrix).
+    max_parallel: int | None = Field(default=None, gt=0)
+
+    @field_validator("cells_per_job", "max_parallel", mode="before")
+    @classmethod
+    def _a_count(cls, value: Any) -> Any:
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            raise ValueError(f"{value!r} is not a whole number")
+        return value
+
+
+TIER_KEYS = frozenset(TierSettings.model_fields)
+
+
 class Document(BaseModel):
     """The top level of matrix.yaml; entries are validated one by one later so
     that each error can name its own path."""
@@ -208,6 +278,7 @@ class Combination:
     cases: tuple[str, ...] = ()
     case_timeout: float = DEFAULT_CASE_TIMEOUT
     install_timeout: float = DEFAULT_INSTALL_TIMEOUT
+    runner: str | None = None  # runs-on as JSON text (Settings.runner); None: the default
 
     def requested(self) -> dict[str, str]:
         """package -> spec as written; what reports show as the request."""
@@ -223,7 +294,11 @@ class Matrix:
     path: Path
     packages: tuple[str, ...]
     tiers: Mapping[str, tuple[Combination, ...]] = field(default_factory=dict)
+    tier_settings: Mapping[str, TierSettings] = field(default_factory=dict)
     atlas: AtlasSettings | None = None  # matrix.yaml's `atlas:` block (atlas.py)
+
+    def settings_of(self, tier: str) -> TierSettings:
+        return self.tier_settings.get(tier) or TierSettings()
 
     def tier(self, name: str) -> tuple[Combination, ...]:
         if name not in self.tiers:

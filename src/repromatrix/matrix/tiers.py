@@ -226,4 +226,5 @@ def _combination(
         cases=tuple(s.get("cases") or ()),
         case_timeout=s.get("case_timeout") or DEFAULT_CASE_TIMEOUT,
         install_timeout=s.get("install_timeout") or DEFAULT_INSTALL_TIMEOUT,
+        runner=s.get("runner"),
     )

@@ -50,6 +50,9 @@ class FollowOptions:
     # installed repromatrix from (a hand-started nightly's inputs, not the defaults).
     runner: str = ""
     repromatrix: str = ""
+    # A combination's own runner (matrix.yaml's runner:, as JSON), where it names one: its
+    # hunts run there (a 2-GPU combination's bisect on the 2-GPU runner), not on `runner`.
+    runners: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -162,8 +165,13 @@ def _dispatch(options: FollowOptions, client: GitHub, followed: Followed) -> Non
         k: v for k, v in (("runner", options.runner), ("repromatrix", options.repromatrix)) if v
     }
     for request in followed.found.requests():
-        inputs = {**request.workflow_inputs(issue), **same}
+        inputs = {**request.workflow_inputs(issue), **same, **_own(options, request.combination)}
         client.dispatch(options.workflows[request.HUNT], inputs, ref=options.ref)
+
+
+def _own(options: FollowOptions, combination: str) -> dict[str, str]:
+    runner = options.runners.get(combination)
+    return {"runner": runner} if runner else {}
 
 
 def _hunts(options: FollowOptions, found: Triage, night: tracking.Night) -> list[tracking.Hunt]:

@@ -17,7 +17,10 @@ from pathlib import Path
 from repromatrix.errors import UserError
 from repromatrix.matrix import CaseIndex
 from repromatrix.matrix.cell import parse_cell
-from repromatrix.matrix.model import ID_PATTERN  # a report folder's name: never a path
+from repromatrix.matrix.model import (
+    ID_PATTERN,  # a report folder's name: never a path
+    runs_on,
+)
 from repromatrix.matrix.pins import is_version
 from repromatrix.probe.check import parse_pin_option
 
@@ -25,17 +28,16 @@ DEFAULT_RUNNER = '["self-hosted", "linux", "gpu"]'
 
 
 def runner_labels(text: str, source: str) -> str:
-    """The runner labels as compact JSON, or one line naming ``source``."""
+    """The runner as JSON for ``runs-on`` (a scale-set name, a list of labels or
+    ``{group, labels}``, as matrix.yaml's ``runner:``), or one line naming ``source``."""
     try:
-        labels = json.loads(text)
-    except json.JSONDecodeError:
-        labels = None
-    if not isinstance(labels, list) or not labels or not all(isinstance(x, str) for x in labels):
+        return json.dumps(runs_on(json.loads(text)))
+    except (ValueError, RecursionError):
         raise UserError(
-            f"{source}: {text[:80]!r} is not a JSON list of runner labels "
-            '(e.g. ["self-hosted", "gpu"])'
-        )
-    return json.dumps(labels)
+            f"{source}: {text[:80]!r} is not a runner as JSON: a list of labels "
+            '(e.g. ["self-hosted", "gpu"]), a scale-set name ("arc-gpu") or '
+            '{"group": NAME, "labels": [...]}'
+        ) from None
 
 
 def check_inputs(

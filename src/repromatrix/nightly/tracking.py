@@ -6,8 +6,9 @@ results and the hunts dispatched, it says what the issue must say and what to do
 with it. nightly/triage.py's caller does the talking to GitHub.
 
 - a *failure* is an unexpected failing case of tonight's run (failed, error,
-  crashed, timed-out: ``outcomes.FAILURES``; known-broken and flaky are not), or a
-  combination that does not install;
+  crashed, timed-out: ``outcomes.FAILURES``; known-broken and flaky are not), a
+  combination that does not install, or one whose CI job was lost (``merge
+  --tier``: its message names the job);
 - *new*: failing tonight and not tracked yet. It makes the run red, whether or not
   there is a baseline (a first night's failure is new; so is one the baseline cannot
   vouch for because the baseline failed too or expired);
@@ -37,6 +38,9 @@ from repromatrix.results import CombinationResult, Results
 STATE_SCHEMA = 1
 _HUNT = re.compile(r"<!-- repromatrix:hunt (?P<key>[^>]*?) -->")
 INSTALL = "<install>"  # the "case" of a combination that does not install
+LOST = "<lost>"  # the "case" of a combination whose CI job was lost (its message names the job)
+# A combination that failed before any case: its status -> the "case" it is tracked as.
+NO_CASES = {CombinationStatus.INSTALL_ERROR: INSTALL, CombinationStatus.LOST: LOST}
 MESSAGE_LIMIT = 200
 
 
@@ -163,8 +167,9 @@ def failures_of(results: Results) -> dict[str, Failure]:
     """Tonight's unexpected failures, by key."""
     found: dict[str, Failure] = {}
     for combo in results.combinations:
-        if combo.status == CombinationStatus.INSTALL_ERROR:
-            failure = Failure(combo.id, INSTALL, combo.status.value, _short(combo.message))
+        if combo.status in NO_CASES:
+            case = NO_CASES[combo.status]
+            failure = Failure(combo.id, case, combo.status.value, _short(combo.message))
             found[failure.key] = failure
         for case in combo.cases:
             if case.status in FAILURES:

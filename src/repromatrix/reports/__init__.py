@@ -21,10 +21,10 @@ from pathlib import Path
 
 from repromatrix import gh
 from repromatrix.errors import UserError
-from repromatrix.outcomes import UNEXPECTED, Verdict
+from repromatrix.outcomes import UNEXPECTED, VERDICTS, verdict_attention
 from repromatrix.redact import portable_path
 from repromatrix.reports import environment, html, junit, markdown, results_json, step_summary
-from repromatrix.reports.view import REPORT_FILES, VERDICT_RANK, View
+from repromatrix.reports.view import REPORT_FILES, View
 from repromatrix.results import Results, ResultsDir, load_results, write_text_atomic
 from repromatrix.verdicts import judge
 from repromatrix.verdicts.knownissues import Registry, RegistryLocation
@@ -134,7 +134,7 @@ def rerender(
 def _tell(results: Results, folder: Path, say: Say) -> None:
     summary = results.summary
     counts = summary.verdicts if summary else {}
-    ordered = sorted(counts.items(), key=lambda kv: VERDICT_RANK.get(kv[0], 99))
+    ordered = sorted(counts.items(), key=lambda kv: verdict_attention(kv[0]))
     code = summary.exit_code if summary else 0
     say(
         "verdicts: "
@@ -143,7 +143,8 @@ def _tell(results: Results, folder: Path, say: Say) -> None:
     )
     shown = 0
     for combination in results.combinations:
-        if combination.verdict in (Verdict.PASS, Verdict.SKIPPED, Verdict.KNOWN_BROKEN):
+        row = VERDICTS.get(combination.verdict) if combination.verdict else None
+        if row is not None and row.quiet:
             continue
         if shown == MAX_LINES_SHOWN:
             say("  … more in summary.md")

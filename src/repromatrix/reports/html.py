@@ -18,38 +18,34 @@ import json
 from importlib import resources
 from typing import Any
 
-from repromatrix.outcomes import Verdict
+from repromatrix.outcomes import (
+    MISSING_CELL,
+    REGRESSED_CELL,
+    STATUS_TABLE,
+    VERDICT_TABLE,
+    VERDICTS,
+    CaseStatus,
+    Verdict,
+    verdict_attention,
+)
 from repromatrix.redact import redact_text
 from repromatrix.reports import environment
 from repromatrix.reports.view import (
     EXIT_TEXT,
-    STATUS_STYLE,
-    VERDICT_RANK,
-    VERDICT_STYLE,
     View,
     cell_status,
-    first_line,
     run_facts,
     short_traceback,
     split_case,
     version_key,
 )
-from repromatrix.verdicts import case_repro, is_regression
+from repromatrix.results import CombinationResult
+from repromatrix.verdicts import case_repro
 
-# Text in a cell besides its colour (for colour-blind readers and for print).
-CELL_MARK = {
-    "passed": "✓",
-    "regressed": "▼",
-    "failed": "✗",
-    "error": "!",
-    "crashed": "C",
-    "timed-out": "T",
-    "known-broken": "K",
-    "possibly-fixed": "?",
-    "flaky": "~",
-    "skipped": "–",
-    "missing": "",
-}
+# Rows laid out before the script runs (it then lays out those near the view).
+FIRST_ROWS = 100
+# A version cell's text longer than this is cut by the CSS: its whole text on hover.
+VERSION_SHOWN = 16
 TRACEBACK_LINES = 60
 TRACEBACK_CHARS = 6000
 MESSAGE_CHARS = 2000
@@ -72,6 +68,8 @@ def render(view: View) -> str:
             '<div id="detail-body"></div></aside>\n',
             f'<script type="application/json" id="data">{_json(_data(view))}</script>\n',
             f"<script>{asset('report.js')}</script>\n",
+            # Without the script every row is shown.
+            "<noscript><style>#grid tr.off{display:table-row}</style></noscript>\n",
         ]
     )
     page = (
@@ -94,7 +92,7 @@ def _json(data: Any) -> str:
 
 
 def _by_rank(counts: dict[str, int]) -> list[tuple[str, int]]:
-    return sorted(counts.items(), key=lambda kv: VERDICT_RANK.get(kv[0], 99))
+    return sorted(counts.items(), key=lambda kv: verdict_attention(kv[0]))
 
 
 @functools.cache
@@ -104,12 +102,9 @@ def asset(name: str) -> str:
 
 
 def _css() -> str:
-    status_rules = "".join(
-        f".s-{name}{{background:{colour}}}" for name, (_, colour, _) in STATUS_STYLE.items()
-    )
+    status_rules = "".join(f".s-{row.word}{{background:{row.colour}}}" for row in STATUS_TABLE)
     verdict_rules = "".join(
-        f".v-{name}{{background:{colour};color:#fff}}"
-        for name, (_, colour) in VERDICT_STYLE.items()
+        f".v-{row.verdict}{{background:{row.colour};color:#fff}}" for row in VERDICT_TABLE
     )
     return asset("report.css") + status_rules + verdict_rules
 
@@ -174,9 +169,7 @@ def _regressions(view: View) -> str:
 
 def _controls(view: View) -> str:
     selects = []
-    verdicts = sorted(
-        {c.verdict or "?" for c in view.combinations}, key=lambda v: VERDICT_RANK.get(v, 99)
-    )
+    verdicts = sorted({c.verdict or "?" for c in view.combinations}, key=verdict_attention)
     options = "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in verdicts)
     selects.append(
         f'<label>verdict <select data-filter="verdict"><option value="">all</option>'
@@ -197,16 +190,18 @@ def _controls(view: View) -> str:
         + '<label title="rows and case columns that are not all passing"><input type="checkbox" '
         'id="problems"> problems only</label>'
         + '<label>cases <input id="casefilter" placeholder="part of a case id"></label>'
-        + '<span id="shown" class="muted"></span></section>\n'
+        + '<span id="shown" class="muted"></span>'
+        + '<span id="attention" hidden>what needs attention first · <a href="#all">'
+        + f"show the full grid ({len(view.combinations)} combinations)</a></span></section>\n"
     )
 
 
 def _legend(view: View) -> str:
     seen = {cell_status(case) for c in view.combinations for case in c.cases}
     items = [
-        f'<span class="key"><i class="sw s-{name}">{_e(CELL_MARK[name])}</i>{_e(meaning)}</span>'
-        for name, (_, _, meaning) in STATUS_STYLE.items()
-        if name in seen
+        f'<span class="key"><i class="sw s-{row.word}">{_e(row.mark)}</i>{_e(row.meaning)}</span>'
+        for row in STATUS_TABLE
+        if row.word in seen
     ]
     sweep = view.sweep_package()
     if sweep is not None:
@@ -263,6 +258,9 @@ def _grid(view: View) -> str:
             f"<span>{_e(file or 'cases')}</span></th>"
         )
     names = [_case_header(i, view.case_ids[i], view.case_ids[i] not in problems) for i in order]
+    # A cell's hover text and details come from the page's data when asked for (the
+    # script): 2,000 combinations x their cases stay a light page.
+    marks = {row.word: f"{_e(row.mark)}</td>" for row in STATUS_TABLE}
     rows = []
     previous = None
     for row, combination in enumerate(view.combinations):
@@ -277,35 +275,41 @@ def _grid(view: View) -> str:
                 not sweep and previous is not None and view.version(previous, package)[0] != text
             )
             classes = "ver" + (" chg" if changed else "") + ("" if resolved else " req")
-            cells.append(f'<td class="{classes}" title="{_e(package)} {_e(text)}">{_e(text)}</td>')
+            hover = f' title="{_e(text)}"' if len(text) > VERSION_SHOWN else ""
+            cells.append(f'<td class="{classes}"{hover}>{_e(text)}</td>')
         if view.show_python:
             cells.append(f'<td class="ver">{_e(combination.environment.python or "-")}</td>')
-        by_id = {c.id: c for c in combination.cases}
+        statuses = view.statuses[row]
         for index in order:
-            case_id = view.case_ids[index]
-            case = by_id.get(case_id)
-            status = cell_status(case)
-            hover = f"{case_id}\n{status}"
-            if case is not None and case.message:
-                hover += ": " + first_line(case.message, 240)
-            cells.append(
-                f'<td class="c s-{status}" data-c="{index}" title="{_e(hover)}">'
-                f"{_e(CELL_MARK[status])}</td>"
-            )
-        problem = any(c.status not in ("passed", "skipped") for c in combination.cases) or (
-            verdict not in (Verdict.PASS, Verdict.SKIPPED)
+            status = statuses.get(view.case_ids[index], MISSING_CELL)
+            cells.append(f'<td class="c s-{status}" data-c="{index}">{marks[status]}')
+        # Past the first screenfuls a row waits for the script, which lays out the rows
+        # near the view only (report.js): a page of 2,000 rows paints at once.
+        classes = " ".join(
+            name
+            for name, on in (("transition", row in transitions), ("off", row >= FIRST_ROWS))
+            if on
         )
-        marks = (" data-problem" if problem else "") + (
-            ' class="transition"' if row in transitions else ""
+        flags = (" data-problem" if _is_problem_row(combination) else "") + (
+            f' class="{classes}"' if classes else ""
         )
         rows.append(
-            f'<tr data-r="{row}" data-verdict="{_e(verdict)}"{marks}>{"".join(cells)}</tr>\n'
+            f'<tr data-r="{row}" data-verdict="{_e(verdict)}"{flags}>{"".join(cells)}</tr>\n'
         )
         previous = combination
     return (
         f'<div class="gridwrap"><table id="grid" data-fixed="{fixed}"><thead>'
         f'<tr class="files">{"".join(top)}</tr><tr class="names">{"".join(names)}</tr>'
         "</thead><tbody>\n" + "".join(rows) + "</tbody></table></div>\n"
+    )
+
+
+def _is_problem_row(combination: CombinationResult) -> bool:
+    """A row the "problems only" view keeps: a case that is not passed or skipped, or
+    a verdict other than PASS and SKIPPED."""
+    quiet = (CaseStatus.PASSED, CaseStatus.SKIPPED)
+    return any(c.status not in quiet for c in combination.cases) or (
+        combination.verdict not in (Verdict.PASS, Verdict.SKIPPED)
     )
 
 
@@ -333,9 +337,17 @@ def _environment(view: View) -> str:
 
 
 def _data(view: View) -> dict[str, Any]:
-    """What the click panel shows; passing cells are described by the script itself."""
+    """What the script needs: each combination's facts, the cells that are not passing
+    (what the click panel shows; a passing cell is described by the script itself),
+    with their texts kept once in ``strings`` (the same error in many combinations is
+    written once), and the verdicts' order of attention."""
     combinations = []
     cells: dict[str, Any] = {}
+    strings: dict[str, int] = {}
+
+    def text(value: str) -> int:
+        return strings.setdefault(value, len(strings))
+
     index_of = {case_id: i for i, case_id in enumerate(view.case_ids)}
     for row, combination in enumerate(view.combinations):
         combinations.append(
@@ -351,16 +363,18 @@ def _data(view: View) -> dict[str, Any]:
             }
         )
         for case in combination.cases:
-            status = cell_status(case)
-            if status == "passed":
+            status = view.statuses[row][case.id]
+            if status == CaseStatus.PASSED:
                 continue
             cells[f"{row}:{index_of[case.id]}"] = {
                 "status": case.status,
-                "regressed": is_regression(case),
+                "regressed": status == REGRESSED_CELL,
                 "change": case.change,
                 "error_type": case.error_type,
-                "message": case.message[:MESSAGE_CHARS],
-                "traceback": short_traceback(case.traceback, TRACEBACK_LINES, TRACEBACK_CHARS),
+                "message": text(case.message[:MESSAGE_CHARS]),
+                "traceback": text(
+                    short_traceback(case.traceback, TRACEBACK_LINES, TRACEBACK_CHARS)
+                ),
                 "attempts": case.attempts,
                 "seconds": case.seconds,
                 "known_issue": case.known_issue,
@@ -370,10 +384,18 @@ def _data(view: View) -> dict[str, Any]:
                 ],
                 "repro": case_repro(combination, case.id),
             }
+    verdicts = {c.verdict for c in view.combinations if c.verdict}
     return {
         "cases": view.case_ids,
         "packages": view.packages,
         "combinations": combinations,
         "cells": cells,
+        "strings": list(strings),
         "sweep": view.sweep_package(),
+        # Verdict -> its order of attention; "attention": whether the page opens on the
+        # rows that need it (some verdict is not quiet). Not in a sweep-like tier: its
+        # whole ladder, the rows where an outcome changes marked, is what to look at.
+        "rank": {v: verdict_attention(v) for v in verdicts},
+        "attention": view.sweep_package() is None
+        and any(not VERDICTS[v].quiet for v in verdicts if v in VERDICTS),
     }

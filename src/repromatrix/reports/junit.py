@@ -14,8 +14,8 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 
-from repromatrix.outcomes import FAILURES, CaseStatus
-from repromatrix.redact import redactor
+from repromatrix.outcomes import FAILURES, CaseStatus, CombinationStatus
+from repromatrix.redact import escaped_redactor, redactor
 from repromatrix.reports.view import View, first_line
 from repromatrix.results import CaseResult, CombinationResult
 from repromatrix.verdicts import case_repro, is_regression
@@ -24,19 +24,45 @@ from repromatrix.verdicts import case_repro, is_regression
 _ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 # <failure>; an error in setup, teardown or collection is an <error> of its own.
 FAILURE_OUTCOMES = FAILURES - {CaseStatus.ERROR}
+# A combination without cases that is an <error> (else it is <skipped>): its type.
+ERROR_TYPES = {CombinationStatus.INSTALL_ERROR: "InstallError", CombinationStatus.LOST: "LostJob"}
 
 
 Clean = Callable[[str | None], str]
 
 
-def _cleaner() -> Clean:
-    """Redacted, and only characters XML can carry (the secrets are read once)."""
-    scrub = redactor()
+def _cleaner(scrub: Callable[[str], str] | None) -> Clean:
+    """Only characters XML can carry; redacted first with ``scrub``."""
+    if scrub is None:
+        return lambda text: _ILLEGAL_XML.sub("\N{REPLACEMENT CHARACTER}", text or "")
     return lambda text: _ILLEGAL_XML.sub("\N{REPLACEMENT CHARACTER}", scrub(text or ""))
 
 
+def _xml_spellings(value: str) -> str:
+    """A string as ElementTree writes it in an attribute (in text it escapes less: the
+    raw form and this one cover both), after the characters XML cannot carry went."""
+    value = _ILLEGAL_XML.sub("\N{REPLACEMENT CHARACTER}", value)
+    for raw, spelt in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;")):
+        value = value.replace(raw, spelt)
+    return value.replace("\r", "&#13;").replace("\n", "&#10;").replace("\t", "&#09;")
+
+
+def _text_spelling(value: str) -> str:
+    value = _ILLEGAL_XML.sub("\N{REPLACEMENT CHARACTER}", value)
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def render(view: View) -> str:
-    clean = _cleaner()
+    """Written once without masking, value by value: again with it only where the text
+    may hold a secret (thousands of values in a large matrix)."""
+    found = escaped_redactor((_xml_spellings, _text_spelling))
+    text = _render(view, _cleaner(None))
+    if found.may_hold_secrets(text):
+        text = _render(view, _cleaner(redactor()))
+    return text
+
+
+def _render(view: View, clean: Clean) -> str:
     root = ET.Element("testsuites", name="repromatrix")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     total_time = 0.0
@@ -76,13 +102,14 @@ def _suite(combination: CombinationResult, clean: Clean) -> ET.Element:
 
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     seconds = 0.0
-    if combination.status == "install-error" or not combination.cases:
+    if combination.status == CombinationStatus.INSTALL_ERROR or not combination.cases:
         case = ET.SubElement(
             suite, "testcase", classname="repromatrix", name="environment", time="0.000"
         )
         message = clean(first_line(combination.message or "no case ran", 1000))
-        if combination.status == "install-error":
-            element = ET.SubElement(case, "error", message=message, type="InstallError")
+        error = ERROR_TYPES.get(combination.status)
+        if error is not None:
+            element = ET.SubElement(case, "error", message=message, type=error)
             element.text = clean(combination.message)
             counts["errors"] += 1
         else:

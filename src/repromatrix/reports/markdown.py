@@ -29,6 +29,7 @@ from collections import defaultdict
 from collections.abc import Callable
 
 from repromatrix.github.markdown import COMMENT_LIMIT
+from repromatrix.outcomes import Verdict, verdict_attention, verdict_symbol
 from repromatrix.redact import redact_text
 from repromatrix.reports import environment
 from repromatrix.reports.markdown_details import details, lists
@@ -37,8 +38,6 @@ from repromatrix.reports.markdown_problems import problems
 from repromatrix.reports.markdown_text import code, code_block, fit, more_note
 from repromatrix.reports.view import (
     EXIT_TEXT,
-    VERDICT_RANK,
-    VERDICT_STYLE,
     View,
     run_facts,
 )
@@ -48,6 +47,7 @@ COLLECT_ENV_CHARS = 6_000
 # Shares of what is left after the fixed parts (headline, environment, footer),
 # in the order the sections are filled; what one section leaves unused flows on.
 SHARES = (
+    ("lost", 0.04),
     ("regressions", 0.10),
     ("problems", 0.25),
     ("details", 0.25),
@@ -62,6 +62,7 @@ def render(view: View) -> str:
     fixed_env = _environment(view)
     footer = _footer(view)
     builders: dict[str, Callable[[int], str]] = {
+        "lost": lambda budget: _lost(view, budget),
         "regressions": lambda budget: _regressions(view, budget),
         "problems": lambda budget: problems(view, budget),
         "details": lambda budget: details(view, budget),
@@ -80,6 +81,7 @@ def render(view: View) -> str:
     text = "".join(
         [
             fixed_head,
+            built["lost"],
             built["regressions"],
             built["problems"],
             built["details"],
@@ -105,8 +107,8 @@ def _head(view: View) -> str:
     results = view.results
     summary = results.summary
     counts = summary.verdicts if summary else {}
-    ordered = sorted(counts.items(), key=lambda kv: VERDICT_RANK.get(kv[0], 99))
-    verdicts = " · ".join(f"{VERDICT_STYLE.get(v, ('', ''))[0]} {n} {v}" for v, n in ordered)
+    ordered = sorted(counts.items(), key=lambda kv: verdict_attention(kv[0]))
+    verdicts = " · ".join(f"{verdict_symbol(v)} {n} {v}" for v, n in ordered)
     exit_code = summary.exit_code if summary else 0
     lines = [f"## repromatrix: {verdicts or 'no combinations'}\n\n"]
     lines.append(f"**Exit status {exit_code}**: {EXIT_TEXT[exit_code]}.\n\n")
@@ -141,6 +143,24 @@ def _regressions(view: View, budget: int) -> str:
             item += f"  bisect: {code(bisects[(case_id, text)])}\n"
         items.append(item)
     return fit("### Regressions\n\n", items, budget, more_note("regressions", view)) + "\n"
+
+
+def _lost(view: View, budget: int) -> str:
+    """The CI jobs that reported nothing (merge --tier): one line per job, its
+    message naming the job, then its combinations."""
+    jobs: dict[str, list[str]] = defaultdict(list)
+    for combination in view.combinations:
+        if combination.verdict == Verdict.LOST:
+            jobs[combination.message].append(combination.id)
+    items = [
+        f"- {', '.join(code(c) for c in combinations[:8])}"
+        + (f" (+{len(combinations) - 8})" if len(combinations) > 8 else "")
+        + f": {message}\n"
+        for message, combinations in jobs.items()
+    ]
+    if not items:
+        return ""
+    return fit("### Lost jobs\n\n", items, budget, more_note("lost jobs", view)) + "\n"
 
 
 def _environment(view: View) -> str:

@@ -14,11 +14,9 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 
-from repromatrix.outcomes import COLLECTION_ID, Verdict
+from repromatrix.outcomes import COLLECTION_ID, STATUSES, VERDICTS, Verdict
 from repromatrix.reports.markdown_text import code, code_block, fit, more_note
 from repromatrix.reports.view import (
-    STATUS_STYLE,
-    VERDICT_STYLE,
     View,
     cell_status,
     first_line,
@@ -65,7 +63,7 @@ def details(view: View, budget: int) -> str:
 
 def _case_details(combination: CombinationResult, case: CaseResult) -> str:
     status = cell_status(case)
-    symbol = STATUS_STYLE[status][0]
+    symbol = STATUSES[status].symbol
     step = case.transitions[0] if case.transitions else None
     why = ""
     if case.change == "regressed":
@@ -102,7 +100,7 @@ def _case_details(combination: CombinationResult, case: CaseResult) -> str:
 
 
 def _install_details(combination: CombinationResult) -> str:
-    symbol = VERDICT_STYLE[Verdict.INSTALL_ERROR][0]
+    symbol = VERDICTS[Verdict.INSTALL_ERROR].symbol
     message = combination.message.strip()
     summary = (
         f"{symbol} <code>{html.escape(combination.id)}</code> · install-error: "

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from repromatrix.outcomes import STATUSES, verdict_attention, verdict_symbol
 from repromatrix.reports.markdown_text import code, status_legend
 from repromatrix.reports.view import (
-    STATUS_STYLE,
-    VERDICT_RANK,
-    VERDICT_STYLE,
     View,
     cell_status,
 )
@@ -53,7 +51,7 @@ def grid(view: View, budget: int) -> str:
     # with versions in bold where they changed from the row above.
     order = sorted(
         range(len(rows)),
-        key=lambda i: (VERDICT_RANK.get(view.combinations[i].verdict or "", 99), i),
+        key=lambda i: (verdict_attention(view.combinations[i].verdict), i),
     )
     chosen: set[int] = set()
     used = fixed
@@ -94,7 +92,7 @@ def grid(view: View, budget: int) -> str:
 def _row(
     view: View, combination: CombinationResult, previous: CombinationResult | None = None
 ) -> tuple[str, str]:
-    symbol = VERDICT_STYLE.get(combination.verdict or "", ("?", ""))[0]
+    symbol = verdict_symbol(combination.verdict)
     cells = [code(combination.id), f"{symbol} {combination.verdict or '?'}"]
     for package in view.packages:
         text, resolved = view.version(combination, package)
@@ -105,7 +103,7 @@ def _row(
         cells.append(combination.environment.python or "-")
     by_id = {c.id: c for c in combination.cases}
     for case_id in view.case_ids:
-        cells.append(STATUS_STYLE[cell_status(by_id.get(case_id))][0])
+        cells.append(STATUSES[cell_status(by_id.get(case_id))].symbol)
     return combination.id, "| " + " | ".join(cells) + " |\n"
 
 

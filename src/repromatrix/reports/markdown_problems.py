@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from repromatrix.outcomes import Verdict
+from repromatrix.outcomes import (
+    MISSING_CELL,
+    STATUSES,
+    CaseStatus,
+    Verdict,
+    verdict_attention,
+    verdict_symbol,
+)
 from repromatrix.reports.markdown_text import code, fit, more_note, status_legend
 from repromatrix.reports.view import (
-    QUIET_STATUSES,
-    STATUS_RANK,
-    STATUS_STYLE,
-    VERDICT_RANK,
-    VERDICT_STYLE,
     View,
     first_line,
     version_key,
@@ -36,7 +38,13 @@ def problems(view: View, budget: int) -> str:
     if not view.combinations:
         return ""
     if not cases:
-        return title + f"Every case passes in all {len(view.combinations)} combinations.\n\n"
+        ran = sum(1 for c in view.combinations if c.cases)
+        if ran == len(view.combinations):
+            return title + f"Every case passes in all {ran} combinations.\n\n"
+        return title + (
+            f"Every case passes in the {ran} combinations whose cases ran (the other "
+            f"{len(view.combinations) - ran}: see their verdicts).\n\n"
+        )
     passing = len(view.case_ids) - len(cases)
     intro = (
         f"{len(cases)} of {len(view.case_ids)} cases do not pass everywhere"
@@ -60,10 +68,7 @@ def _cases_by_combination(view: View, cases: list[str], budget: int) -> str:
     varying = view.varying_packages()
     header = "| case | " + " | ".join(code(c.id) for c in view.combinations) + " |\n"
     rule = "|---|" + ":-:|" * len(view.combinations) + "\n"
-    verdicts = [
-        f"{VERDICT_STYLE.get(c.verdict or '', ('?', ''))[0]} {c.verdict or '?'}"
-        for c in view.combinations
-    ]
+    verdicts = [f"{verdict_symbol(c.verdict)} {c.verdict or '?'}" for c in view.combinations]
     rows = ["| *verdict* | " + " | ".join(verdicts) + " |\n"]
     for package in varying:
         cells = []
@@ -73,7 +78,7 @@ def _cases_by_combination(view: View, cases: list[str], budget: int) -> str:
         rows.append(f"| *{package}* | " + " | ".join(cells) + " |\n")
     case_rows = [
         f"| {code(case_id)} | "
-        + " | ".join(STATUS_STYLE[s][0] for s in view.cells(case_id))
+        + " | ".join(STATUSES[s].symbol for s in view.cells(case_id))
         + " |\n"
         for case_id in cases
     ]
@@ -92,10 +97,10 @@ def _cases_across(view: View, cases: list[str]) -> str:
         for status in view.cells(case_id):
             if status != "missing":  # a combination that ran nothing says nothing
                 counts[status] += 1
-        ordered = sorted(counts.items(), key=lambda kv: STATUS_RANK.get(kv[0], 99))
+        ordered = sorted(counts.items(), key=lambda kv: _status_attention(kv[0]))
         lines.append(
             f"| {code(case_id)} | "
-            + " · ".join(f"{STATUS_STYLE[s][0]} {n} {s}" for s, n in ordered)
+            + " · ".join(f"{STATUSES[s].symbol} {n} {s}" for s, n in ordered)
             + " |\n"
         )
     return "".join(lines) + "\n"
@@ -118,14 +123,21 @@ def _combination_rows(view: View, cases: list[str], budget: int) -> str:
         shown = tuple(
             (case_id, statuses[case_id])
             for case_id in cases
-            if statuses.get(case_id, "missing") not in QUIET_STATUSES | {"skipped"}
+            if not _quiet_or_skipped(statuses.get(case_id, MISSING_CELL))
         )
         skipped = sum(1 for s in statuses.values() if s == "skipped")
         if not shown and not skipped and combination.verdict in (Verdict.PASS, None):
             quiet += 1
             continue
+        # A lost job's combinations share a row: their message names the job.
+        lost = combination.verdict == Verdict.LOST
         alone = combination.verdict == Verdict.INSTALL_ERROR or not combination.cases
-        key = (combination.verdict, shown, skipped, index if alone else None)
+        key = (
+            combination.verdict,
+            shown,
+            skipped,
+            combination.message if lost else index if alone else None,
+        )
         if groups and groups[-1][0] == key and groups[-1][1][-1] == index - 1:
             groups[-1][1].append(index)
         else:
@@ -137,9 +149,7 @@ def _combination_rows(view: View, cases: list[str], budget: int) -> str:
     ]
     note = f"\n{quiet} more combinations pass every case.\n\n" if quiet else "\n"
     # Rows are chosen by importance (verdict, then matrix order), shown in matrix order.
-    order = sorted(
-        rows, key=lambda r: (VERDICT_RANK.get(view.combinations[r[0]].verdict or "", 99), r[0])
-    )
+    order = sorted(rows, key=lambda r: (verdict_attention(view.combinations[r[0]].verdict), r[0]))
     more = more_note("combinations", view)
     used = len(header) + len(rule) + len(note) + len(more(len(rows)))
     chosen: set[int] = set()
@@ -164,7 +174,7 @@ def _group_row(
     label = code(first.id)
     if len(members) > 1:
         label += f" … {code(last.id)} ({len(members)})"
-    names = [f"{STATUS_STYLE[s][0]} {code(labels[c])}" for c, s in shown[:CASES_PER_ROW]]
+    names = [f"{STATUSES[s].symbol} {code(labels[c])}" for c, s in shown[:CASES_PER_ROW]]
     if len(shown) > CASES_PER_ROW:
         names.append(f"+{len(shown) - CASES_PER_ROW} more")
     if verdict == Verdict.INSTALL_ERROR:
@@ -172,8 +182,8 @@ def _group_row(
     elif not first.cases and first.message:
         names.append(first_line(first.message, 100))
     if skipped:
-        names.append(f"{STATUS_STYLE['skipped'][0]} {skipped} skipped")
-    symbol = VERDICT_STYLE.get(verdict or "", ("?", ""))[0]
+        names.append(f"{STATUSES[CaseStatus.SKIPPED].symbol} {skipped} skipped")
+    symbol = verdict_symbol(verdict)
     versions = []
     for package in varying:
         seen = [view.version(view.combinations[i], package) for i in members]
@@ -192,3 +202,12 @@ def _case_labels(cases: list[str]) -> dict[str, str]:
     for name in names.values():
         counts[name] += 1
     return {c: (name if counts[name] == 1 else c) for c, name in names.items()}
+
+
+def _status_attention(word: str) -> int:
+    row = STATUSES.get(word)
+    return row.attention if row is not None else len(STATUSES)
+
+
+def _quiet_or_skipped(word: str) -> bool:
+    return STATUSES[word].quiet or word == CaseStatus.SKIPPED

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from repromatrix.github.markdown import code_block, code_span
-from repromatrix.reports.view import STATUS_STYLE, View
+from repromatrix.outcomes import STATUS_TABLE
+from repromatrix.reports.view import View
 
 __all__ = ["code", "code_block", "fit", "more_note", "status_legend"]
 
@@ -51,7 +52,7 @@ def more_note(what: str, view: View) -> Callable[[int], str]:
 
 
 def status_legend(seen: set[str], *, versions: bool = False, sweep: str | None = None) -> str:
-    parts = [f"{symbol} {name}" for name, (symbol, _, _) in STATUS_STYLE.items() if name in seen]
+    parts = [f"{row.symbol} {row.word}" for row in STATUS_TABLE if row.word in seen]
     if versions and sweep:
         parts.append(
             f"▲ an outcome changes from the row above (this tier moves {sweep} only); "

@@ -2,14 +2,14 @@
 
 Fields are added, never renamed; whatever the file had that this version does not
 know is kept (the models allow extra fields). Every string is redacted once more on
-the way out: results may come from an older run or another machine.
+the way out (write_json_atomic: value by value wherever the text may hold a secret):
+results may come from an older run or another machine.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from repromatrix.redact import redact
 from repromatrix.results import Results, write_json_atomic
 
 FILE_NAME = "results.json"
@@ -17,5 +17,5 @@ FILE_NAME = "results.json"
 
 def write(results: Results, folder: Path) -> Path:
     path = Path(folder) / FILE_NAME
-    write_json_atomic(path, redact(results.dump()))
+    write_json_atomic(path, results.dump())
     return path

@@ -13,64 +13,26 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from repromatrix.outcomes import FAILURES, Verdict
+from repromatrix.outcomes import (
+    FAILURES,
+    MISSING_CELL,
+    REGRESSED_CELL,
+    STATUSES,
+    VERDICT_TABLE,
+)
 from repromatrix.results import CaseResult, CombinationResult, Results
 from repromatrix.verdicts import is_regression
 
-# status -> (symbol, colour, what it means). Symbols are single code points, so a
-# character count is what GitHub counts.
-STATUS_STYLE: dict[str, tuple[str, str, str]] = {
-    "passed": ("✅", "#2da44e", "passed"),
-    "regressed": ("🔻", "#a40e26", "regressed: passed in a baseline, fails now"),
-    "failed": ("❌", "#cf222e", "failed"),
-    "error": ("⛔", "#e16f24", "error in setup, teardown or collection"),
-    "crashed": ("💥", "#8250df", "the interpreter crashed"),
-    "timed-out": ("⌛", "#9a6700", "timed out"),
-    "known-broken": ("🐛", "#f0b72f", "known-broken: a registered upstream bug"),
-    "possibly-fixed": ("✨", "#1f6feb", "possibly fixed: passes inside a known-issue range"),
-    "flaky": ("🔁", "#bf8700", "flaky: failed, then passed in a fresh interpreter"),
-    "skipped": ("⏩", "#8c959f", "skipped (reason on hover / in the details)"),
-    "missing": ("—", "#eaeef2", "not run in this combination"),
-}
-VERDICT_STYLE: dict[str, tuple[str, str]] = {
-    Verdict.PASS: ("✅", "#2da44e"),
-    Verdict.KNOWN_BROKEN: ("🐛", "#f0b72f"),
-    Verdict.FIXED: ("✨", "#1f6feb"),
-    Verdict.SKIPPED: ("⏩", "#8c959f"),
-    Verdict.REGRESSED: ("🔻", "#a40e26"),
-    Verdict.FAILING: ("❌", "#cf222e"),
-    Verdict.INSTALL_ERROR: ("📦", "#8250df"),
-}
-# Order of attention: what a reader should see first.
-VERDICT_RANK = {
-    v: i
-    for i, v in enumerate(
-        [
-            Verdict.REGRESSED,
-            Verdict.FAILING,
-            Verdict.INSTALL_ERROR,
-            Verdict.FIXED,
-            Verdict.KNOWN_BROKEN,
-            Verdict.SKIPPED,
-            Verdict.PASS,
-        ]
-    )
-}
-# The same for a cell: STATUS_STYLE's order is already the order of attention.
-STATUS_RANK = {status: i for i, status in enumerate(STATUS_STYLE)}
-STATUS_RANK["passed"] = len(STATUS_RANK)
-# Cells that say nothing is wrong with the case here.
-QUIET_STATUSES = frozenset({"passed", "missing"})
 REPORT_FILES = ("results.json", "summary.md", "index.html", "junit.xml")
 
 
 def cell_status(case: CaseResult | None) -> str:
     """The status a grid cell shows: the case's status, with regressions singled out."""
     if case is None:
-        return "missing"
+        return MISSING_CELL
     if is_regression(case):
-        return "regressed"
-    return case.status if case.status in STATUS_STYLE else "error"
+        return REGRESSED_CELL
+    return case.status if case.status in STATUSES else "error"
 
 
 def is_problem(case: CaseResult) -> bool:
@@ -115,7 +77,7 @@ class View:
 
     def cells(self, case_id: str) -> list[str]:
         """The case's cell status in every combination, in matrix order."""
-        return [row.get(case_id, "missing") for row in self.statuses]
+        return [row.get(case_id, MISSING_CELL) for row in self.statuses]
 
     def problem_cases(self) -> list[str]:
         """Cases that do not pass everywhere they ran, most alarming first (then in
@@ -125,7 +87,9 @@ class View:
             for case_id, status in row.items():
                 statuses[case_id].add(status)
         worst = {
-            case_id: min((STATUS_RANK[s] for s in seen - QUIET_STATUSES), default=None)
+            case_id: min(
+                (STATUSES[s].attention for s in seen if not STATUSES[s].quiet), default=None
+            )
             for case_id, seen in statuses.items()
         }
         order = {case_id: i for i, case_id in enumerate(self.case_ids)}
@@ -231,9 +195,17 @@ class Fact:
     code: bool = False
 
 
+def _words(verdicts: list[str]) -> str:
+    return ", ".join(verdicts[:-1]) + f" or {verdicts[-1]}" if len(verdicts) > 1 else verdicts[0]
+
+
+# Exit status 1 names the unexpected verdicts, most alarming first.
+_ORDERED = sorted(VERDICT_TABLE, key=lambda row: row.attention)
 EXIT_TEXT = {
     0: "nothing regressed or failed unexpectedly (pass, known-broken, fixed or skipped)",
-    1: "something regressed or failed unexpectedly (REGRESSED, FAILING or INSTALL-ERROR)",
+    1: "something regressed or failed unexpectedly ("
+    + _words([r.verdict for r in _ORDERED if r.unexpected])
+    + ")",
 }
 
 

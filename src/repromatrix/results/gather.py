@@ -10,7 +10,12 @@ before rendering one report. Safely:
 - a combination found twice with different results is an error naming both
   places (a re-run job's artifact and the original, say), unless ``replace``;
   the same file twice (an artifact downloaded twice) is fine;
-- each combination file is written atomically, results.json last, in matrix order.
+- each combination file is written atomically, results.json last, in matrix order;
+- given the combinations the tier holds (``expected``: ``merge --tier``), one that no
+  source holds (its job was killed, lost its runner, was cancelled) is written as a
+  ``lost`` result naming that job, never left out; a real result replaces a lost one
+  in a later merge (a re-run job's artifact). With ``expected``, a source that holds
+  nothing (every job lost) is not an error: its combinations are lost.
 """
 
 from __future__ import annotations
@@ -23,8 +28,48 @@ from pathlib import Path
 
 from repromatrix import __version__
 from repromatrix.errors import UserError
-from repromatrix.results.folder import ResultsDir, read_combinations, write_combination
-from repromatrix.results.schema import CombinationResult, Results, RunInfo, load_results
+from repromatrix.outcomes import CombinationStatus
+from repromatrix.redact import json_redactor
+from repromatrix.results.folder import (
+    ResultsDir,
+    combination_path,
+    copy_json_atomic,
+    read_combinations,
+    write_combination,
+)
+from repromatrix.results.schema import (
+    SCHEMA_VERSION,
+    CombinationResult,
+    Results,
+    RunInfo,
+    load_results,
+    read_json,
+    validate,
+)
+
+
+@dataclass(frozen=True)
+class Expected:
+    """A combination the tier holds, and the CI job that was to run it."""
+
+    id: str
+    tier: str
+    requested: dict[str, str]
+    job: str  # as a person finds it in the run's page: "slice_1 / part 3 (c0042, c0043)"
+    device: str = "cpu"
+    repro: str = ""
+
+    def lost(self) -> CombinationResult:
+        return CombinationResult(
+            id=self.id,
+            tier=self.tier,
+            requested=self.requested,
+            status=CombinationStatus.LOST,
+            device=self.device,
+            repro=self.repro,
+            message=f"no result came back from its job, {self.job}: the job was killed "
+            "(out of memory?), lost its runner or was cancelled",
+        )
 
 
 @dataclass(frozen=True)
@@ -32,6 +77,7 @@ class Source:
     path: Path
     run: RunInfo | None
     combinations: dict[str, CombinationResult]
+    files: frozenset[str] = frozenset()  # the ids with a combinations/<id>.json here
 
 
 def is_results_dir(path: Path) -> bool:
@@ -58,15 +104,32 @@ def find_results_dirs(path: Path) -> list[Path]:
 
 
 def read_source(path: Path) -> Source:
+    """A results directory's combinations (each file validated) and run. Its
+    results.json holds them again: only those without a file of their own are read
+    from it (combinations/<id>.json is the newer copy when both exist)."""
     combinations = read_combinations(path)
+    files = frozenset(combinations)
     run = None
     if (path / "results.json").is_file():
-        results = load_results(path)
+        data = read_json(path / "results.json")
+        schema = data.get("schema") if isinstance(data, dict) else None
+        if schema != SCHEMA_VERSION:
+            load_results(path)  # its one line: not a results schema this version reads
+        listed = data.get("combinations") or []
+        others = [
+            c
+            for c in (listed if isinstance(listed, list) else [listed])
+            if not isinstance(c, dict) or c.get("id") not in combinations
+        ]
+        try:
+            results = validate(Results, {**data, "combinations": others}, path / "results.json")
+        except UserError:
+            load_results(path)  # the same mistake, named where it is in the file
+            raise
         run = results.run
         for combo in results.combinations:
-            # combinations/<id>.json is the newer copy when both exist
             combinations.setdefault(combo.id, combo)
-    return Source(path=path, run=run, combinations=combinations)
+    return Source(path=path, run=run, combinations=combinations, files=files)
 
 
 def merge(
@@ -75,45 +138,93 @@ def merge(
     *,
     order: Sequence[str] = (),
     replace: bool = False,
+    expected: Sequence[Expected] = (),
 ) -> Results:
-    read = [read_source(d) for path in sources for d in find_results_dirs(path)]
+    read = [read_source(d) for path in sources for d in _results_dirs(path, bool(expected))]
     target = ResultsDir(into.resolve())
     with target.claimed("update"):
         chosen: dict[str, tuple[CombinationResult, Path]] = {
             cid: (combo, target.path) for cid, combo in read_combinations(target.path).items()
         }
         incoming: set[str] = set()
+        files: dict[Path, frozenset[str]] = {source.path: source.files for source in read}
         for source in read:
             for cid, combo in source.combinations.items():
                 if cid in chosen and _same(chosen[cid][0], combo):
                     incoming.add(cid)
                     continue
-                if cid in chosen and not replace:
+                lost = chosen[cid][0].status == CombinationStatus.LOST if cid in chosen else False
+                if cid in chosen and not (replace or lost):
                     raise UserError(
                         f"{source.path}: combination {cid!r} is also in {chosen[cid][1]} with "
                         "different results (pass --replace to keep the last one given)"
                     )
                 chosen[cid] = (combo, source.path)
                 incoming.add(cid)
+        # Each file as a run writes it, but not flushed one by one (thousands, in a
+        # nightly of a large tier): results.json, written last, is; a merge cut off
+        # before it is done again from its sources.
+        redactor = json_redactor()
+        listed: dict[Path, dict] = {}  # each source's logs, listed once
         for cid in sorted(incoming):
             combo, origin = chosen[cid]
-            if origin != target.path:
-                write_combination(target.path, combo)
-                _copy_logs(origin, target, cid)
-        return target.merge(_merged_run(read), list(order))
+            if origin == target.path:
+                continue
+            if cid in files[origin]:  # read and validated: written as it is
+                copy_json_atomic(
+                    combination_path(origin, cid), combination_path(target.path, cid), redactor
+                )
+            else:
+                write_combination(target.path, combo, durable=False, redactor=redactor)
+            _copy_logs(origin, target, cid, listed)
+        for wanted in expected:
+            if wanted.id not in chosen or chosen[wanted.id][0].status == CombinationStatus.LOST:
+                lost = wanted.lost()
+                write_combination(target.path, lost, durable=False, redactor=redactor)
+                chosen[wanted.id] = (lost, target.path)
+        order = list(order) or [wanted.id for wanted in expected]
+        found = {cid: combo for cid, (combo, _origin) in chosen.items()}
+        return target.merge(_merged_run(read), order, found)
+
+
+def _results_dirs(path: Path, tolerate_none: bool) -> list[Path]:
+    """find_results_dirs; with the tier's combinations known, a source that holds none
+    (no artifact came back) gives none: each of its combinations is then lost."""
+    try:
+        return find_results_dirs(path)
+    except UserError:
+        if tolerate_none and (not path.exists() or path.is_dir()):
+            return []
+        raise
 
 
 def _same(a: CombinationResult, b: CombinationResult) -> bool:
     return a.model_dump(mode="json") == b.model_dump(mode="json")
 
 
-def _copy_logs(origin: Path, target: ResultsDir, combination_id: str) -> None:
-    for log in sorted((origin / "logs").glob(f"{combination_id}.*.log")):
+def _copy_logs(
+    origin: Path, target: ResultsDir, combination_id: str, listed: dict[Path, dict]
+) -> None:
+    if origin not in listed:
+        listed[origin] = _logs(origin)
+    for log in listed[origin].get(combination_id, ()):
         destination = target.path / "logs" / log.name
         destination.parent.mkdir(parents=True, exist_ok=True)
         tmp = destination.with_name(f".{log.name}.tmp")
         shutil.copyfile(log, tmp)
         tmp.replace(destination)
+
+
+def _logs(origin: Path) -> dict[str, list[Path]]:
+    """A results directory's logs by combination id (<id>.<kind>.log), listed once."""
+    found: dict[str, list[Path]] = {}
+    folder = origin / "logs"
+    if folder.is_dir():
+        for log in sorted(folder.iterdir()):
+            combination_id, _, kind = log.name.rpartition(".")[0].rpartition(".")
+            if combination_id and kind and log.name.endswith(".log"):
+                found.setdefault(combination_id, []).append(log)
+    return found
 
 
 def _merged_run(sources: Sequence[Source]) -> RunInfo:

@@ -212,15 +212,19 @@ def read_json(path: Path) -> Any:
 
 
 def _check_depth(data: Any, path: Path) -> None:
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    # Containers only, with their depth and the first keys of their path (all the
+    # message shows): a results.json of 2,000 combinations holds a million scalars.
+    if not isinstance(data, (dict, list)):
+        return
+    stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(data, 0, ())]
     while stack:
-        value, where = stack.pop()
-        if len(where) > MAX_DEPTH:
-            raise UserError(f"{path}: {key_path(where[:4])}...: nested more than {MAX_DEPTH} deep")
-        if isinstance(value, dict):
-            stack.extend((v, (*where, str(k))) for k, v in value.items())
-        elif isinstance(value, list):
-            stack.extend((v, (*where, i)) for i, v in enumerate(value))
+        value, depth, where = stack.pop()
+        if depth > MAX_DEPTH:
+            raise UserError(f"{path}: {key_path(where)}...: nested more than {MAX_DEPTH} deep")
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, child in items:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1, (*where, key) if depth < 4 else where))
 
 
 def validate(model: type[BaseModel], data: Any, path: Path) -> Any:

@@ -20,24 +20,28 @@ Regression, against two baselines
        such (with ``--find first-good``), not as a regression.
 
 Combination verdict, first that applies
-    INSTALL-ERROR, SKIPPED (could not run here, or every case skipped), REGRESSED,
-    FAILING (an unexpected failure that no baseline shows as new), FIXED,
-    KNOWN-BROKEN, PASS. The exit status is non-zero exactly when some verdict is
-    REGRESSED, FAILING or INSTALL-ERROR.
+    in the order of outcomes.VERDICT_TABLE, each by its rule here (RULES):
+    LOST (merge found no result for it: its CI job was lost), INSTALL-ERROR, SKIPPED
+    (could not run here, or every case skipped), REGRESSED, FAILING (an unexpected
+    failure that no baseline shows as new), FIXED, KNOWN-BROKEN, PASS. The exit
+    status is non-zero exactly when some verdict is one the table calls unexpected
+    (REGRESSED, FAILING, LOST or INSTALL-ERROR).
 """
 
 from __future__ import annotations
 
 import shlex
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from repromatrix.outcomes import (
     COLLECTION_ID,
     FAILURES,
     UNEXPECTED,
+    VERDICT_TABLE,
     CaseOutcome,
     CaseStatus,
+    CombinationStatus,
     Verdict,
 )
 from repromatrix.redact import portable_path
@@ -49,7 +53,7 @@ from repromatrix.results import (
     Summary,
     Transition,
 )
-from repromatrix.verdicts.knownissues import Registry
+from repromatrix.verdicts.knownissues import KnownIssue, Registry
 from repromatrix.verdicts.transitions import (
     Neighbours,
     baseline_transition,
@@ -60,7 +64,7 @@ from repromatrix.verdicts.transitions import (
 
 PASSED = CaseOutcome.PASSED
 # The order counts are listed in (summary.verdicts, summary.statuses).
-VERDICTS = tuple(Verdict)
+VERDICTS = tuple(row.verdict for row in VERDICT_TABLE)
 CASE_STATUSES = tuple(CaseStatus)
 
 
@@ -84,7 +88,7 @@ def is_regression(case: CaseResult) -> bool:
 
 
 def is_fixed(case: CaseResult) -> bool:
-    return case.change == "fixed" or case.status == "possibly-fixed"
+    return case.change == "fixed" or case.status == CaseStatus.POSSIBLY_FIXED
 
 
 def exit_code(results: Results) -> int:
@@ -108,8 +112,9 @@ def judge(
     """
     registry = registry or Registry()
     for combination in results.combinations:
+        match = registry.matcher(combination)
         for case in combination.cases:
-            _apply_known_issue(combination, case, registry)
+            _apply_known_issue(case, match)
 
     neighbours = Neighbours(results.combinations)
     before = {c.id: c for c in baseline.combinations} if baseline is not None else {}
@@ -143,15 +148,13 @@ def judge(
     return results
 
 
-def _apply_known_issue(
-    combination: CombinationResult, case: CaseResult, registry: Registry
-) -> None:
+def _apply_known_issue(case: CaseResult, match: Callable[[str], KnownIssue | None]) -> None:
     outcome = raw_outcome(case)
     case.outcome = outcome
     case.status, case.known_issue = outcome, None
     if outcome not in FAILURES and outcome != PASSED:
         return  # skipped and flaky say nothing about a known bug
-    issue = registry.match(combination, case.id)
+    issue = match(case.id)
     if issue is not None:
         case.status = CaseStatus.KNOWN_BROKEN if outcome in FAILURES else CaseStatus.POSSIBLY_FIXED
         case.known_issue = issue.describe()
@@ -180,54 +183,101 @@ def _compare_with_baseline(
 # --------------------------------------------------------------------------- verdicts
 
 
-def _verdict(combination: CombinationResult) -> tuple[str, str]:
-    if combination.status == "install-error":
-        return Verdict.INSTALL_ERROR, combination.message or "the environment could not be built"
+Found = tuple[Verdict, str] | None
+
+
+def _lost(combination: CombinationResult) -> Found:
+    if combination.status != CombinationStatus.LOST:
+        return None
+    return Verdict.LOST, combination.message or "no result came back from the job that ran it"
+
+
+def _install_error(combination: CombinationResult) -> Found:
+    if combination.status != CombinationStatus.INSTALL_ERROR:
+        return None
+    return Verdict.INSTALL_ERROR, combination.message or "the environment could not be built"
+
+
+def _skipped(combination: CombinationResult) -> Found:
     cases = combination.cases
     if not cases:
         return Verdict.SKIPPED, combination.message or "no case ran"
-    if all(c.status == "skipped" for c in cases):
+    if all(c.status == CaseStatus.SKIPPED for c in cases):
         reason = cases[0].message or combination.message or "skipped"
         return Verdict.SKIPPED, f"all {len(cases)} cases skipped: {reason}"
+    return None
 
-    regressed = [c for c in cases if is_regression(c)]
-    if regressed:
-        first = regressed[0]
-        why = (
-            "passed in the baseline run"
-            if first.change == "regressed"
-            else first.transitions[0].text
-        )
-        more = f" (+{len(regressed) - 1} more)" if len(regressed) > 1 else ""
-        return Verdict.REGRESSED, f"{first.id}: {why}{more}"
 
-    failing = [c for c in cases if c.status in FAILURES]
-    if failing:
-        first = failing[0]
-        label = first.status + (f" ({first.error_type})" if first.error_type else "")
-        note = "; failing in the baseline run too" if first.change == "still-failing" else ""
-        more = f" (+{len(failing) - 1} more)" if len(failing) > 1 else ""
-        return Verdict.FAILING, f"{first.id}: {label}{note}{more}"
+def _regressed(combination: CombinationResult) -> Found:
+    regressed = [c for c in combination.cases if is_regression(c)]
+    if not regressed:
+        return None
+    first = regressed[0]
+    why = "passed in the baseline run" if first.change == "regressed" else first.transitions[0].text
+    return Verdict.REGRESSED, f"{first.id}: {why}{_more(regressed)}"
 
-    fixed = [c for c in cases if is_fixed(c)]
-    if fixed:
-        first = fixed[0]
-        if first.change == "fixed":
-            why = f"failed in the baseline run ({first.baseline_status}), passes now"
-        else:
-            link = (first.known_issue or {}).get("link", "")
-            why = f"passes inside a known-issue range ({link}): the registry may be out of date"
-        more = f" (+{len(fixed) - 1} more)" if len(fixed) > 1 else ""
-        return Verdict.FIXED, f"{first.id}: {why}{more}"
 
-    known = [c for c in cases if c.status == "known-broken"]
-    if known:
-        links = sorted({(c.known_issue or {}).get("link", "") for c in known})
-        return Verdict.KNOWN_BROKEN, f"{len(known)} known-broken ({', '.join(links)})"
+def _failing(combination: CombinationResult) -> Found:
+    failing = [c for c in combination.cases if c.status in FAILURES]
+    if not failing:
+        return None
+    first = failing[0]
+    label = first.status + (f" ({first.error_type})" if first.error_type else "")
+    note = "; failing in the baseline run too" if first.change == "still-failing" else ""
+    return Verdict.FAILING, f"{first.id}: {label}{note}{_more(failing)}"
 
-    counts = Counter(c.status for c in cases)
-    parts = [f"{counts[s]} {s}" for s in ("passed", "flaky", "skipped") if counts[s]]
-    return Verdict.PASS, ", ".join(parts)
+
+def _fixed(combination: CombinationResult) -> Found:
+    fixed = [c for c in combination.cases if is_fixed(c)]
+    if not fixed:
+        return None
+    first = fixed[0]
+    if first.change == "fixed":
+        why = f"failed in the baseline run ({first.baseline_status}), passes now"
+    else:
+        link = (first.known_issue or {}).get("link", "")
+        why = f"passes inside a known-issue range ({link}): the registry may be out of date"
+    return Verdict.FIXED, f"{first.id}: {why}{_more(fixed)}"
+
+
+def _known_broken(combination: CombinationResult) -> Found:
+    known = [c for c in combination.cases if c.status == CaseStatus.KNOWN_BROKEN]
+    if not known:
+        return None
+    links = sorted({(c.known_issue or {}).get("link", "") for c in known})
+    return Verdict.KNOWN_BROKEN, f"{len(known)} known-broken ({', '.join(links)})"
+
+
+def _pass(combination: CombinationResult) -> Found:
+    counts = Counter(c.status for c in combination.cases)
+    shown = (CaseStatus.PASSED, CaseStatus.FLAKY, CaseStatus.SKIPPED)
+    return Verdict.PASS, ", ".join(f"{counts[s]} {s}" for s in shown if counts[s])
+
+
+def _more(cases: list[CaseResult]) -> str:
+    return f" (+{len(cases) - 1} more)" if len(cases) > 1 else ""
+
+
+# Each verdict's rule: the verdict and its reason when it applies to a combination,
+# else None. They are tried in the table's order of precedence (outcomes.VERDICT_TABLE).
+RULES: dict[Verdict, Callable[[CombinationResult], Found]] = {
+    Verdict.LOST: _lost,
+    Verdict.INSTALL_ERROR: _install_error,
+    Verdict.SKIPPED: _skipped,
+    Verdict.REGRESSED: _regressed,
+    Verdict.FAILING: _failing,
+    Verdict.FIXED: _fixed,
+    Verdict.KNOWN_BROKEN: _known_broken,
+    Verdict.PASS: _pass,
+}
+
+
+def _verdict(combination: CombinationResult) -> tuple[str, str]:
+    for row in VERDICT_TABLE:
+        found = RULES[row.verdict](combination)
+        if found is not None:
+            return found
+    raise AssertionError(f"no verdict for {combination.id}")  # PASS always applies
 
 
 def _changes(

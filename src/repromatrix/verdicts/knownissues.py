@@ -20,6 +20,7 @@ possibly-fixed (the range may be out of date).
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,13 +92,16 @@ class Registry:
 
     def match(self, combination: CombinationResult, case_id: str) -> KnownIssue | None:
         """The first registered issue for this case at this combination's versions."""
+        return self.matcher(combination)(case_id)
+
+    def matcher(self, combination: CombinationResult) -> Callable[[str], KnownIssue | None]:
+        """``match`` for one combination's cases, its versions checked against each
+        issue's range once (judging 2,000 combinations x their cases)."""
         if not self.issues:
-            return None
+            return lambda _case_id: None
         versions = versions_of(combination)
-        for issue in self.issues:
-            if issue.matches_case(case_id) and issue.holds_for(versions):
-                return issue
-        return None
+        holding = [issue for issue in self.issues if issue.holds_for(versions)]
+        return lambda case_id: next((i for i in holding if i.matches_case(case_id)), None)
 
 
 def versions_of(combination: CombinationResult) -> dict[str, str]:

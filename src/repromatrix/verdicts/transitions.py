@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from packaging.version import InvalidVersion, Version
 
 from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
-from repromatrix.outcomes import COLLECTION_ID, FAILURES, CaseOutcome
+from repromatrix.outcomes import COLLECTION_ID, FAILURES, CaseOutcome, CombinationStatus
 from repromatrix.outcomes import raw_outcome as outcome_of_status
 from repromatrix.results import CaseResult, CombinationResult, Transition
 
@@ -32,10 +32,10 @@ def outcome_in(combination: CombinationResult, case_id: str) -> str | None:
     """The raw outcome of ``case_id`` in ``combination``; for the collection pseudo-case,
     ``passed`` when the combination's cases ran at all."""
     if case_id == COLLECTION_ID:
-        if not combination.cases or combination.status == "install-error":
+        if not combination.cases or combination.status == CombinationStatus.INSTALL_ERROR:
             return None
         failed = any(c.id == COLLECTION_ID for c in combination.cases)
-        return "failed" if failed else PASSED
+        return CaseOutcome.FAILED if failed else PASSED
     for case in combination.cases:
         if case.id == case_id:
             return raw_outcome(case)
@@ -61,6 +61,7 @@ def _resolved(combination: CombinationResult, package: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=8192)  # a matrix repeats its versions in every row
 def _version(text: str | None) -> Version | None:
     if text is None:
         return None
@@ -239,20 +240,22 @@ class Neighbours:
 
     def __init__(self, combinations: Iterable[CombinationResult]) -> None:
         self.signatures: dict[str, dict[str, str | None]] = {}
+        self.keys: dict[str, dict[str, tuple]] = {}  # combination -> package -> its group
         self.outcomes: dict[str, dict[str, str]] = {}
         self.combinations: dict[str, CombinationResult] = {}
         members: dict[tuple, list[tuple[Version, CombinationResult]]] = defaultdict(list)
         for combination in combinations:
-            if combination.status == "install-error" or not combination.resolved:
+            if combination.status == CombinationStatus.INSTALL_ERROR or not combination.resolved:
                 continue
             signature = {p: _resolved(combination, p) for p in _packages(combination)}
             self.signatures[combination.id] = signature
             self.combinations[combination.id] = combination
             self.outcomes[combination.id] = {c.id: raw_outcome(c) for c in combination.cases}
+            keys = self.keys[combination.id] = {}
             for package in signature:
                 version = _version(signature[package])
                 if version is not None:
-                    key = self._key(combination, signature, package)
+                    key = keys[package] = self._key(combination, signature, package)
                     members[key].append((version, combination))
         self.groups = {}
         for key, found in members.items():
@@ -291,10 +294,11 @@ class Neighbours:
         if signature is None:
             return []
         found: list[tuple[int, int, Transition]] = []
+        keys = self.keys[combination.id]
         for column, package in enumerate(signature):
-            if _version(signature[package]) is None:
+            key = keys.get(package)
+            if key is None:  # not a version: no neighbour along it
                 continue
-            key = self._key(combination, signature, package)
             group = self.groups[key]
             scan = self._scan(key, case_id)
             me = group.position[combination.id]

@@ -15,10 +15,10 @@ import pytest
 from packaging.version import Version
 from planted import Oracle
 
-from repromatrix.probe.candidates import Listing, Release
 from repromatrix.cli import app
 from repromatrix.hunts.atlas import flow
 from repromatrix.hunts.atlas.universe import Universe
+from repromatrix.probe.candidates import Listing, Release
 
 RELEASES = {
     "transformers": ["4.52.4", "4.53.3", "4.54.1", "4.55.4", "4.57.6", "5.0.0", "5.1.0"],

@@ -7,12 +7,12 @@ from collections.abc import Callable
 
 from packaging.specifiers import SpecifierSet
 
-from repromatrix.probe.candidates import Listing, list_releases
-from repromatrix.search.ranges import Releases, select
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.hunts.atlas.universe import Universe
 from repromatrix.matrix.atlas import AtlasSettings
+from repromatrix.probe.candidates import Listing, list_releases
+from repromatrix.search.ranges import Releases, select
 
 Lister = Callable[[str, IndexSettings], Listing]
 
