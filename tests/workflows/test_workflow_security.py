@@ -22,7 +22,7 @@ ACTION = REPO / ".github" / "actions" / "install-repromatrix"
 # The jobs that run code repromatrix did not write.
 THIRD_PARTY = {
     "issue-repro.yml": {"run"},
-    "nightly-combination.yml": {"combination"},
+    "nightly-combination.yml": {"combinations"},
     "bisect.yml": {"bisect"},
     "culprit.yml": {"culprit"},
 }
