@@ -93,7 +93,7 @@ def atlas(tmp_path: Path) -> Path:
     out = tmp_path / "reports" / "atlas"
     options = flow.AtlasOptions(matrix=tmp_path / "matrix.yaml", out=out)
     flow.run(options, run_cells=oracle, lister=listing, resolve=resolve, say=lambda _l: None)
-    from repromatrix.hunts.atlas.commands import render
+    from repromatrix.hunts.atlas.report import render
 
     render(out)
     return out

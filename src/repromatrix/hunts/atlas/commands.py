@@ -82,14 +82,9 @@ def fold(out: Path, matrix: Path, results: Path) -> int:
     return report(out)
 
 
-def render(out: Path) -> list[Path]:
-    from repromatrix.hunts.atlas.report import write_report
-    from repromatrix.hunts.atlas.view import load_view
-
-    return write_report(load_view(out))
-
-
 def report(out: Path) -> int:
+    from repromatrix.hunts.atlas.report import render
+
     for path in render(out):
         print(path)
     return 0

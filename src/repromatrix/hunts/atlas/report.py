@@ -22,7 +22,7 @@ from typing import Any
 
 from repromatrix.hunts.atlas.query import recommend
 from repromatrix.hunts.atlas.summary import audit_accuracy, transitions
-from repromatrix.hunts.atlas.view import View
+from repromatrix.hunts.atlas.view import View, load_view
 from repromatrix.results.folder import write_text_atomic
 
 SYMBOL = {"works": "✓", "breaks": "✗", "conflict": "⊘", "untested": "·"}
@@ -30,6 +30,11 @@ CSV_FIELDS = (
     "package", "version", "other", "other_version", "status", "evidence", "case", "error",
     "link", "cells",
 )  # fmt: skip
+
+
+def render(out: Path) -> list[Path]:
+    """The atlas in ``out`` rendered again from its atlas.json."""
+    return write_report(load_view(out))
 
 
 def write_report(view: View) -> list[Path]:

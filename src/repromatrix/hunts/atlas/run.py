@@ -29,7 +29,7 @@ def run(
 ) -> tuple[Outcome, int]:
     """Tonight's cells of ``checked`` with ``prober`` running them (None: the
     pipeline); the outcome and the exit status (0: done)."""
-    from repromatrix.hunts.atlas.commands import render
+    from repromatrix.hunts.atlas.report import render
 
     outcome = run_prepared(checked, run_cells=prober, say=say)
     written = render(checked.options.out)
