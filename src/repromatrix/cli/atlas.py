@@ -128,16 +128,9 @@ def run(args: argparse.Namespace, with_prober: RunCells | None = None) -> int:
     from repromatrix import procs
     from repromatrix.hunts.atlas.flow import AtlasOptions
 
-    options = AtlasOptions(
-        matrix=args.matrix,
-        out=args.out,
-        wheelhouse=args.wheelhouse,
-        budget=args.budget,
-        jobs=args.jobs,
-        env_dir=args.env_dir,
-        cases=args.cases,
-        reruns=args.reruns,
-    )
+    # The command line names the options as AtlasOptions does (known_issues: the default).
+    given = ("matrix", "out", "wheelhouse", "budget", "jobs", "env_dir", "cases", "reruns")
+    options = AtlasOptions(**{name: getattr(args, name) for name in given})
     try:
         return commands.run(options, with_prober)
     except KeyboardInterrupt as stopped:

@@ -60,13 +60,11 @@ class Expected:
     repro: str = ""
 
     def lost(self) -> CombinationResult:
+        known = {name: getattr(self, name) for name in ("id", "tier", "requested", "device")}
         return CombinationResult(
-            id=self.id,
-            tier=self.tier,
-            requested=self.requested,
-            status=CombinationStatus.LOST,
-            device=self.device,
+            **known,
             repro=self.repro,
+            status=CombinationStatus.LOST,
             message=f"no result came back from its job, {self.job}: the job was killed "
             "(out of memory?), lost its runner or was cancelled",
         )

@@ -85,6 +85,11 @@ atlas:
 """
 
 
+def _run(options: flow.AtlasOptions, oracle: Oracle, say) -> None:
+    prepared = flow.prepare(options, lister=listing, resolve=resolve, say=say)
+    flow.run_prepared(prepared, run_cells=oracle, say=say)
+
+
 @pytest.fixture
 def atlas(tmp_path: Path) -> Path:
     """A project whose atlas ran once (the fakes above); returns its atlas folder."""
@@ -92,7 +97,7 @@ def atlas(tmp_path: Path) -> Path:
     oracle = stack_oracle()
     out = tmp_path / "reports" / "atlas"
     options = flow.AtlasOptions(matrix=tmp_path / "matrix.yaml", out=out)
-    flow.run(options, run_cells=oracle, lister=listing, resolve=resolve, say=lambda _l: None)
+    _run(options, oracle, say=lambda _l: None)
     from repromatrix.hunts.atlas.report import render
 
     render(out)
@@ -187,7 +192,7 @@ def test_a_new_release_costs_about_the_largest_other_axis(atlas: Path) -> None:
         oracle = stack_oracle()
         options = flow.AtlasOptions(matrix=atlas.parent.parent / "matrix.yaml", out=atlas)
         lines: list[str] = []
-        flow.run(options, run_cells=oracle, lister=listing, resolve=resolve, say=lines.append)
+        _run(options, oracle, say=lines.append)
     finally:
         RELEASES["peft"].pop()
     assert oracle.ran <= 7 + 3, "about the largest other axis (transformers, 7)"

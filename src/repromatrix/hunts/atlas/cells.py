@@ -147,15 +147,10 @@ class PipelineCells:
         from repromatrix.pipeline import RunOptions, run
 
         built = combinations(self.matrix, self.settings, self.universe, planned)
+        # The pipeline's own options, as this runner was given them.
+        given = ("results", "env_dir", "cases", "reruns", "jobs", "known_issues")
         options = RunOptions(
-            matrix=self.matrix.path,
-            tier=TIER,
-            results=self.results,
-            env_dir=self.env_dir,
-            cases=self.cases,
-            reruns=self.reruns,
-            jobs=self.jobs,
-            known_issues=self.known_issues,
+            matrix=self.matrix.path, tier=TIER, **{name: getattr(self, name) for name in given}
         )
         results, _code = run(options, say=self.say, matrix=built)
         by_id = {c.id: c for c in results.combinations}

@@ -152,21 +152,6 @@ def coverage(universe: Universe, answers: dict) -> dict[str, int]:
     }
 
 
-def run(
-    options: AtlasOptions,
-    *,
-    run_cells: RunCells | None = None,
-    lister: Lister | None = None,
-    resolve: Resolve | None = None,
-    say: Say = print,
-) -> tuple[Outcome, Prepared]:
-    """Plan, run and localise tonight's cells; atlas.json is written after every
-    batch (an interrupted run keeps what it finished)."""
-    started = utc_now()
-    prepared = prepare(options, lister=lister, resolve=resolve, say=say)
-    return run_prepared(prepared, run_cells=run_cells, say=say, started=started), prepared
-
-
 def run_prepared(
     prepared: Prepared,
     *,
@@ -174,8 +159,9 @@ def run_prepared(
     say: Say = print,
     started: str | None = None,
 ) -> Outcome:
-    """``run`` after ``prepare``: the cells of ``prepared``, with ``run_cells``
-    (default: through the pipeline) running them."""
+    """Tonight's cells of ``prepared`` planned, run with ``run_cells`` (default:
+    through the pipeline) and localised; atlas.json is written after every batch (an
+    interrupted run keeps what it finished)."""
     options = prepared.options
     started, clock = started or utc_now(), time.monotonic()
     state, universe = prepared.state, prepared.universe

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repromatrix import procs
 from repromatrix.github.markdown import table_cell
+from repromatrix.hunts.release_record import ReleaseRecord
 from repromatrix.hunts.rerun import refusal_line
 from repromatrix.redact import redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
@@ -33,12 +34,7 @@ SCRIPT_INLINE_LIMIT = 8000  # characters of a script shown in bisect.md
 _GITHUB_REPO = re.compile(r"https?://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)")
 
 
-class StepRecord(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    version: str
-    outcome: str  # good | bad | skip
-    seconds: float
+class StepRecord(ReleaseRecord):
     role: str = "step"  # good end | bad end | step
     detail: str = ""
     environment: str | None = None  # identity (16 hex digits), None when not built

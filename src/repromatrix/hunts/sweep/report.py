@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from repromatrix.github.markdown import table_cell
+from repromatrix.hunts.release_record import ReleaseRecord
 from repromatrix.hunts.rerun import refusal_line
 from repromatrix.redact import URL_CREDENTIALS, redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
@@ -40,17 +41,13 @@ PYTORCH_CPU_INDEX_NAME = "pytorch-cpu"
 _SCRIPT_BLOCK = re.compile(r"(?ms)^# /// script[ \t]*$.*?^# ///[ \t]*$\n?")
 
 
-class ResultRecord(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    version: str
-    outcome: str  # good | bad | skip
-    seconds: float
+class ResultRecord(ReleaseRecord):
     message: str = ""  # the error's last line ("" when good)
     installed: str | None = None  # the version the environment really has
     environment: str | None = None  # identity (16 hex digits), None when not built
     python: str | None = None  # the environment's interpreter
-    resolved: dict[str, str] = {}  # every distribution of the environment -> version
+    # every distribution of the environment -> version
+    resolved: dict[str, str] = Field(default_factory=dict)
     as_of: dict[str, Any] | None = None  # time travel: the date and what travelled
     # The date cap refused what a pin needs: {as_of, date, packages} (probe.DateCap).
     as_of_cap: dict[str, Any] | None = None
