@@ -361,6 +361,7 @@ def test_a_reproducer_builds_a_folder_pin_from_where_the_script_is(tmp_path: Pat
     from repromatrix.hunts.sweep import options as sweep_options
     from repromatrix.hunts.sweep import reproducer as sweep_reproducer
     from repromatrix.hunts.sweep.report import ResultRecord, SweepRecord
+    from repromatrix.matrix.cell import CellSpec
     from repromatrix.probe.candidates import Listing
     from repromatrix.probe.check import parse_pin_option
     from repromatrix.probe.spec import Probe
@@ -382,7 +383,11 @@ def test_a_reproducer_builds_a_folder_pin_from_where_the_script_is(tmp_path: Pat
     finally:
         os.chdir(tmp_path)
     options = sweep_options.SweepOptions(
-        package="six", start="1.15.0", end="1.16.0", probe=Probe(script=probe), pins=(pin,)
+        package="six",
+        start="1.15.0",
+        end="1.16.0",
+        probe=Probe(script=probe),
+        cell=CellSpec(pins=(pin,)),
     )
     checked = sweep_options.Plan(
         package="six",

@@ -30,6 +30,7 @@ import pytest
 from repromatrix.environment.request import EnvRequest
 from repromatrix.environment.uv import uv_binary
 from repromatrix.matrix import load_matrix
+from repromatrix.matrix.cell import CellSpec
 from repromatrix.matrix.pins import PinKind, parse_pin
 
 pytestmark = pytest.mark.e2e
@@ -65,7 +66,8 @@ def _offline_of_pip() -> dict[str, str]:
 def _compile(combo, folder: Path) -> subprocess.CompletedProcess:
     """The combination's requirements, as the harness hands them to the resolver,
     resolved for the GPU runners' platform against PyPI (metadata only)."""
-    request = EnvRequest.for_combination(combo, _no_user_index())
+    cell = CellSpec.of(combo)
+    request = EnvRequest.for_cell(cell, _no_user_index().for_cell(cell))
     requirements = [r for p in request.pins if (r := p.requirement())]
     # The image's CUDA torch: any release PyPI has for the platform (the resolver picks
     # one that the other pins accept).
