@@ -125,7 +125,8 @@ def _repromatrix_calls() -> list[tuple[str, set[str]]]:
             for step in job.get("steps", []):
                 script = step.get("run", "")
                 found = re.search(
-                    r"^\s*(?:\.venv/bin/)?repromatrix ([a-z-]+(?: (?:parse|ack|run|post|plan|fold|report))?)",
+                    r"^\s*(?:\.venv/bin/)?repromatrix "
+                    r"([a-z-]+(?: (?:parse|ack|run|post|plan|fold|report))?)",
                     script,
                     re.M,
                 )
