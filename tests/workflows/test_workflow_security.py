@@ -145,6 +145,32 @@ def test_issue_repro_approves_on_a_label_and_verifies_the_plan_in_every_job() ->
     assert install["with"]["plan-sha256"] == "${{ needs.parse.outputs.plan_sha256 }}"
 
 
+def test_the_atlas_page_is_made_from_data_and_deployed_by_a_job_that_runs_no_code() -> None:
+    """atlas.yml: its cells are nightly-combination jobs (third-party code, no write
+    token); fold holds no write token and installs repromatrix from its source only,
+    the plan by the id and digest the plan job emitted; deploy (the one job with
+    pages: write) runs deploy-pages and nothing else, never under act."""
+    jobs = _load(REPO / ".github" / "workflows" / "atlas.yml")["jobs"]
+    assert jobs["cells"]["uses"] == "./.github/workflows/nightly-combination.yml"
+    assert jobs["plan"]["permissions"] == {"contents": "read", "actions": "read"}
+    fold = jobs["fold"]
+    assert fold["permissions"] == {"contents": "read"}
+    (install,) = [s for s in fold["steps"] if "install-repromatrix" in str(s.get("uses", ""))]
+    assert set(install["with"]) == {"source"}
+    (plan,) = [s for s in fold["steps"] if s.get("name") == "Download the plan"]
+    assert plan["with"]["artifact-ids"] == "${{ needs.plan.outputs.plan_artifact }}"
+    assert "${{ needs.plan.outputs.plan_sha256 }}" in str(fold["steps"])
+    (pages,) = [s for s in fold["steps"] if "upload-pages-artifact" in str(s.get("uses", ""))]
+    assert pages["with"]["path"] == "page"
+    deploy = jobs["deploy"]
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert [str(s.get("uses", "")).split("@")[0] for s in deploy["steps"]] == [
+        "actions/deploy-pages"
+    ]
+    assert not any("run" in s for s in deploy["steps"])
+    assert "!github.event.act" in deploy["if"]
+
+
 def test_init_scaffolds_the_action_the_workflows_use(tmp_path: Path) -> None:
     scaffold(tmp_path)
     for path in sorted(p for p in ACTION.iterdir() if p.is_file()):

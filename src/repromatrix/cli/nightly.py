@@ -21,6 +21,7 @@ from repromatrix.errors import UserError
 from repromatrix.hunt_table import BY_NAME, HUNTS
 from repromatrix.matrix.defaults import KNOWN_ISSUES_FILE
 from repromatrix.nightly import slices
+from repromatrix.nightly.baseline import ARTIFACT, ARTIFACTS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -154,9 +155,16 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     _github_output(hunting, "step outputs file (default: $GITHUB_OUTPUT): runner=<labels as JSON>")
 
     fetching = commands.add_parser(
-        "baseline", help="download last night's nightly-results (the baseline) with gh"
+        "baseline", help="download last night's artifact (the baseline; atlas.yml's state) with gh"
     )
     fetching.add_argument("--into", type=Path, required=True, metavar="DIR")
+    fetching.add_argument(
+        "--artifact",
+        choices=sorted(ARTIFACTS),
+        default=ARTIFACT,
+        help="which night's artifact: nightly-results (results.json) or atlas (atlas.json, "
+        "atlas.yml's state) (default: %(default)s)",
+    )
     fetching.add_argument("--workflow", default="nightly.yml")
     fetching.add_argument("--branch", help="the branch of the earlier runs")
     fetching.add_argument("--this-run", type=int, help="this run's id (never its own baseline)")
@@ -397,6 +405,7 @@ def _baseline(args: argparse.Namespace) -> int:
         workflow=args.workflow,
         branch=args.branch,
         this_run=args.this_run,
+        artifact=args.artifact,
     )
     print(found.note)
     if args.github_output is not None:

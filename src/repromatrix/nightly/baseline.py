@@ -4,22 +4,46 @@ artifact (they expire after 30 days), downloaded and read once here, so that
 ``report`` and ``triage`` either both get a baseline they can read or both judge
 without one, and the issue says which and why.
 
+The atlas's nightly (atlas.yml) keeps its state the same way: last night's ``atlas``
+artifact (reports/atlas/, atlas.json read by hunts/atlas/state.py) is where tonight
+plans from.
+
 Every way of not having one is a line, never a failure: a first night, expired
 artifacts, a gh that cannot list or download (not authenticated, rate limited), a
-corrupt file or one of another results schema.
+corrupt file or one of another schema.
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from repromatrix.errors import UserError
 from repromatrix.gh import GitHub
-from repromatrix.results import load_results
 
 ARTIFACT = "nightly-results"
+
+
+def _read_results(folder: Path) -> None:
+    from repromatrix.results import load_results
+
+    load_results(folder)
+
+
+def _read_atlas(folder: Path) -> None:
+    from repromatrix.hunts.atlas.state import read_state
+
+    read_state(folder)
+
+
+# An artifact a night leaves for the next: the file it must hold, and its reader
+# (a UserError of one line on anything it cannot read).
+ARTIFACTS: dict[str, tuple[str, Callable[[Path], None]]] = {
+    ARTIFACT: ("results.json", _read_results),
+    "atlas": ("atlas.json", _read_atlas),
+}
 
 
 @dataclass(frozen=True)
@@ -37,8 +61,11 @@ def fetch_baseline(
     branch: str | None,
     this_run: int | None,
     tries: int = 5,
+    artifact: str = ARTIFACT,
 ) -> Baseline:
-    """Download the newest readable baseline into ``into`` (emptied first)."""
+    """Download the newest readable ``artifact`` (one of ARTIFACTS) into ``into``
+    (emptied first)."""
+    needed, read = ARTIFACTS[artifact]
     try:
         runs = [r for r in client.completed_runs(workflow, branch=branch) if r != this_run]
     except UserError as err:
@@ -49,20 +76,20 @@ def fetch_baseline(
     for run in runs[:tries]:
         shutil.rmtree(into, ignore_errors=True)
         try:
-            client.download(run, name=ARTIFACT, into=into)
+            client.download(run, name=artifact, into=into)
         except UserError as err:
             problems.append(f"run {run}: {err}")
             continue
-        if not (into / "results.json").is_file():
-            problems.append(f"run {run}: its {ARTIFACT} artifact has no results.json")
+        if not (into / needed).is_file():
+            problems.append(f"run {run}: its {artifact} artifact has no {needed}")
             continue
         try:
-            load_results(into)
+            read(into)
         except UserError as err:
             # A corrupt baseline judges nothing: tonight is judged alone, and says so.
             shutil.rmtree(into, ignore_errors=True)
             return Baseline(
-                False, f"no baseline: run {run}'s {ARTIFACT} cannot be read ({err})", run
+                False, f"no baseline: run {run}'s {artifact} cannot be read ({err})", run
             )
         return Baseline(True, f"baseline: run {run}", run)
     shutil.rmtree(into, ignore_errors=True)

@@ -74,6 +74,27 @@ def test_a_nightly_is_folded_back_with_registered_links() -> None:
     assert cells[0].failures[0].link == LINK and cells[0].reason == "atlas-localise"
 
 
+def test_a_lost_combination_is_no_answer() -> None:
+    """Its job reported nothing (merge wrote it LOST, no cases): folding it as a cell
+    would answer its pairs `works` without a case run."""
+    merged = Results(
+        run=RunInfo(),
+        combinations=[
+            result("lost", message="no result came back from its job, slice_0 / atlas-001"),
+            CombinationResult(
+                id="atlas-002",
+                tier=TIER,
+                requested={**REQUESTED, "peft": "0.18.0"},
+                status="passed",
+                cases=[case("a.py::t", "passed")],
+            ),
+        ],
+    )
+    universe = Universe({"transformers": ("4.56.2",), "peft": ("0.17.1", "0.18.0")})
+    cells = fold(merged, {}, universe, ())
+    assert [(c.pins["peft"], c.outcome) for c in cells] == [("0.18.0", "works")]
+
+
 def test_a_plan_as_a_matrix_tier(tmp_path: Path) -> None:
     matrix_file = tmp_path / "matrix.yaml"
     matrix_file.write_text(

@@ -21,7 +21,7 @@ from repromatrix.matrix.load import parse_matrix
 from repromatrix.matrix.model import Matrix
 from repromatrix.matrix.pins import parse_pin, pin_text
 from repromatrix.matrix.read import read_text, yaml_data
-from repromatrix.outcomes import CaseStatus
+from repromatrix.outcomes import CaseStatus, CombinationStatus
 from repromatrix.results import CombinationResult, Results, utc_now
 from repromatrix.verdicts.knownissues import Registry
 
@@ -175,10 +175,14 @@ def fold(
     stack: Sequence[str],
     registry: Registry | None = None,
 ) -> list[CellRecord]:
-    """A nightly's merged results of an ``atlas`` tier, as cells for the atlas."""
+    """A nightly's merged results of an ``atlas`` tier, as cells for the atlas. A
+    LOST combination (its job reported nothing) is no answer: it is left out, and its
+    pairs stay open for the next night to plan again."""
     out = []
     for result in results.combinations:
         if result.tier != TIER or any(p not in result.requested for p in universe.packages):
+            continue
+        if result.status == CombinationStatus.LOST:
             continue
         why = next((t for t in result.tags if t.startswith("atlas-")), "atlas-nightly")
         out.append(record_of(result, why, held, universe.packages, stack, registry))

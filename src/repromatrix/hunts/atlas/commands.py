@@ -62,6 +62,7 @@ def plan(
 
 def fold(out: Path, matrix: Path, results: Path) -> int:
     """A nightly's merged results of the planned tier, folded into the atlas."""
+    from repromatrix.hunts.atlas.cells import TIER
     from repromatrix.hunts.atlas.cells import fold as fold_results
     from repromatrix.hunts.atlas.view import load_view
     from repromatrix.matrix.load import load_matrix
@@ -78,7 +79,12 @@ def fold(out: Path, matrix: Path, results: Path) -> int:
     new = [c for c in cells if tuple(sorted(c.pins.items())) not in known]
     state.cells += new
     write_state(out, state)
-    print(f"atlas: {len(new)} cells folded in ({len(cells) - len(new)} already there)")
+    lost = sum(1 for r in found.combinations if r.tier == TIER and r.status == "lost")
+    print(
+        f"atlas: {len(new)} cells folded in ({len(cells) - len(new)} already there"
+        + (f"; {lost} lost, no answer: planned again" if lost else "")
+        + ")"
+    )
     return report(out)
 
 

@@ -118,9 +118,11 @@ def read_state(folder: Path) -> AtlasState:
         return AtlasState()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        # RecursionError: nesting too deep for json (a garbage file, never an atlas).
         raise UserError(f"{path}: not an atlas file ({err})") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if isinstance(schema, bool) or schema != SCHEMA:
         raise UserError(f"{path}: not an atlas file of schema {SCHEMA}")
     try:
         return _state(data)
