@@ -66,6 +66,7 @@ def fold(out: Path, matrix: Path, results: Path) -> int:
     from repromatrix.hunts.atlas.cells import fold as fold_results
     from repromatrix.hunts.atlas.view import load_view
     from repromatrix.matrix.load import load_matrix
+    from repromatrix.outcomes import CombinationStatus
     from repromatrix.results import load_results
     from repromatrix.verdicts.knownissues import RegistryLocation
 
@@ -79,7 +80,9 @@ def fold(out: Path, matrix: Path, results: Path) -> int:
     new = [c for c in cells if tuple(sorted(c.pins.items())) not in known]
     state.cells += new
     write_state(out, state)
-    lost = sum(1 for r in found.combinations if r.tier == TIER and r.status == "lost")
+    lost = sum(
+        1 for r in found.combinations if r.tier == TIER and r.status == CombinationStatus.LOST
+    )
     print(
         f"atlas: {len(new)} cells folded in ({len(cells) - len(new)} already there"
         + (f"; {lost} lost, no answer: planned again" if lost else "")
