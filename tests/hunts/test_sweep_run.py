@@ -4,19 +4,17 @@ report folder, the reproducers (run with ``uv run``) and the command line's erro
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import hashlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 
 import pytest
+from support.wheels import pure_wheel
 
 from repromatrix import cli
 from repromatrix.environment import IndexSettings
@@ -50,30 +48,11 @@ print("ok")
 
 def tiny_wheel(folder: Path, version: str, broken: bool) -> Path:
     """An installable pure-Python wheel of PACKAGE (METADATA, WHEEL, RECORD)."""
-    dist = f"{MODULE}-{version}"
-    files = {
-        f"{MODULE}/__init__.py": (
-            f"BROKEN = {broken}\n\n\ndef total(values):\n"
-            f"    return sum(values) + {1 if broken else 0}\n"
-        ),
-        f"{dist}.dist-info/METADATA": (
-            f"Metadata-Version: 2.1\nName: {PACKAGE}\nVersion: {version}\n"
-        ),
-        f"{dist}.dist-info/WHEEL": (
-            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-        ),
-    }
-    record = []
-    for name, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
-        record.append(f"{name},sha256={digest.decode()},{len(text.encode())}")
-    record.append(f"{dist}.dist-info/RECORD,,")
-    files[f"{dist}.dist-info/RECORD"] = "\n".join(record) + "\n"
-    path = folder / f"{dist}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as wheel:
-        for name, text in files.items():
-            wheel.writestr(name, text)
-    return path
+    source = (
+        f"BROKEN = {broken}\n\n\ndef total(values):\n"
+        f"    return sum(values) + {1 if broken else 0}\n"
+    )
+    return pure_wheel(folder, PACKAGE, version, {f"{MODULE}/__init__.py": source})
 
 
 @pytest.fixture

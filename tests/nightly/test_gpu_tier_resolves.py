@@ -20,12 +20,12 @@ import socket
 import subprocess
 import sys
 import textwrap
-import zipfile
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from support.wheels import pure_wheel
 
 from repromatrix.environment.request import EnvRequest
 from repromatrix.environment.uv import uv_binary
@@ -154,20 +154,7 @@ class cuda:  # noqa: N801 (torch's own name)
 
 
 def _stand_in_wheel(folder: Path) -> Path:
-    wheel = folder / f"torch-{STAND_IN_VERSION}-py3-none-any.whl"
-    info = f"torch-{STAND_IN_VERSION}.dist-info"
-    files = {
-        "torch/__init__.py": STAND_IN,
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {STAND_IN_VERSION}\n",
-        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: a test\nRoot-Is-Purelib: true\n"
-        "Tag: py3-none-any\n",
-    }
-    record = "".join(f"{name},,\n" for name in files) + f"{info}/RECORD,,\n"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-        archive.writestr(f"{info}/RECORD", record)
-    return wheel
+    return pure_wheel(folder, "torch", STAND_IN_VERSION, {"torch/__init__.py": STAND_IN})
 
 
 def test_torch_system_on_a_cuda_device_runs_with_a_stand_in_image(tmp_path) -> None:

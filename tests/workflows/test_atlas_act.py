@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hunts.atlas.wheels import tiny_wheel
 from support.act import ActRun, act_run
 from support.nights import RUNNER_INPUT, Scenario
+from support.wheels import version_wheel as tiny_wheel
 
 pytestmark = [pytest.mark.act, pytest.mark.e2e]
 

@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from wheels import tiny_wheel
+from support.wheels import version_wheel as tiny_wheel
 
 from repromatrix.cli import app
 
