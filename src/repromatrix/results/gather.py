@@ -60,10 +60,10 @@ class Expected:
     repro: str = ""
 
     def lost(self) -> CombinationResult:
-        known = {name: getattr(self, name) for name in ("id", "tier", "requested", "device")}
+        # Everything the tier says of it; the job's name goes into the message.
+        known = ("id", "tier", "requested", "device", "repro")
         return CombinationResult(
-            **known,
-            repro=self.repro,
+            **{name: getattr(self, name) for name in known},
             status=CombinationStatus.LOST,
             message=f"no result came back from its job, {self.job}: the job was killed "
             "(out of memory?), lost its runner or was cancelled",
