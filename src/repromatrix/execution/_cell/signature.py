@@ -14,7 +14,7 @@ prefix list). A signature has three parts and a key:
   first frame off that list ends the frames (Socorro's "prefix" rule). At most
   ``MAX_FRAMES``;
 - ``message``: the first line of the exception's message with paths, hex addresses,
-  long ids, tensor shapes, and numbers and versions masked (``mask``), bounded;
+  tensor shapes, sizes, long ids, and numbers and versions masked (``MASKS``), bounded;
 - ``key``: the first 12 hex digits of the sha256 of the three parts. Two failures
   with the same key died of the same cause, whatever line numbers, addresses,
   folders or versions their texts held.
@@ -106,6 +106,8 @@ MASKS = (
     (re.compile(r"torch\.Size\(\[[^\]]*\]\)"), "<shape>"),
     (re.compile(r"[\[(]\s*-?\d+\s*(?:,\s*-?\d+\s*)+,?\s*[\])]|\(\s*-?\d+\s*,\s*\)"), "<shape>"),
     (re.compile(r"(?<![\w.])\d+(?:x\d+)+\b"), "<shape>"),
+    # sizes: 20.00 MiB, 1.5 GiB, 512 bytes
+    (re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes)\b"), "<size>"),
     # long tokens mixing letters and at least three digits: run ids, temp names
     (re.compile(r"\b(?=(?:[A-Za-z_-]*\d){3})(?=[\w-]*[A-Za-z])[\w-]{8,}\b"), "<id>"),
     # numbers and versions: 3, 1.5e-05, 4.56.2, v2.13.0+cpu, 0.17.0.dev0
@@ -123,7 +125,7 @@ def mask(text: str) -> str:
     """The first line of a message with what varies between runs masked, bounded.
 
     >>> mask("Tried to allocate 20.00 MiB (GPU 0; 79.15 GiB total capacity)")
-    'Tried to allocate <n> MiB (GPU <n>; <n> GiB total capacity)'
+    'Tried to allocate <size> (GPU <n>; <size> total capacity)'
     >>> mask("mat1 and mat2 shapes cannot be multiplied (2x384 and 512x384)")
     'mat1 and mat2 shapes cannot be multiplied (<shape> and <shape>)'
     >>> mask("expected torch.Size([2, 1500, 384]) but got [4, 3000]")
