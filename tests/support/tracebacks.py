@@ -15,11 +15,8 @@ SECOND_TIME = (
     "calling backward."
 )
 
-# test_whisper_full_finetune.py on transformers 4.53.0: torch's own checkpoint recomputes
-# the Whisper encoder layer, whose second backward finds its graph freed (pytest --tb=short).
-WHISPER_CHECKPOINT = f"""\
-test_whisper_full_finetune.py:88: in test_full_finetune_gradients_match_unchecked_run
-    run = _train(whisper_processor, checkpointing)
+# The cases' own training loop (cases/tiny.py) calling backward, into torch's engine.
+MANUAL_LOOP = """\
 tiny.py:368: in micro_steps
     loss.backward()
 <env>/venv/lib/python3.11/site-packages/torch/_tensor.py:623: in backward
@@ -28,7 +25,14 @@ tiny.py:368: in micro_steps
     _engine_run_backward(
 <env>/venv/lib/python3.11/site-packages/torch/autograd/graph.py:979: in _engine_run_backward
     return Variable._execution_engine.run_backward(  # Calls into the C++ engine
-<env>/venv/lib/python3.11/site-packages/torch/autograd/function.py:325: in apply
+"""
+
+# test_whisper_full_finetune.py on transformers 4.53.0: torch's own checkpoint recomputes
+# the Whisper encoder layer, whose second backward finds its graph freed (pytest --tb=short).
+WHISPER_CHECKPOINT = f"""\
+test_whisper_full_finetune.py:88: in test_full_finetune_gradients_match_unchecked_run
+    run = _train(whisper_processor, checkpointing)
+{MANUAL_LOOP}<env>/venv/lib/python3.11/site-packages/torch/autograd/function.py:325: in apply
     return user_fn(self, *args)
            ^^^^^^^^^^^^^^^^^^^^
 <env>/venv/lib/python3.11/site-packages/torch/utils/checkpoint.py:331: in backward
@@ -96,16 +100,8 @@ RuntimeError: {SECOND_TIME}
 
 # test_peft_trainer_checkpointing.py on transformers 4.46.3: no input requires grad,
 # so the loss has no graph (another message, the same route as the first).
-NO_GRAD_FN = """\
-tiny.py:368: in micro_steps
-    loss.backward()
-<env>/venv/lib/python3.11/site-packages/torch/_tensor.py:623: in backward
-    torch.autograd.backward(
-<env>/venv/lib/python3.11/site-packages/torch/autograd/__init__.py:395: in backward
-    _engine_run_backward(
-<env>/venv/lib/python3.11/site-packages/torch/autograd/graph.py:979: in _engine_run_backward
-    return Variable._execution_engine.run_backward(  # Calls into the C++ engine
-E   RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn
+NO_GRAD_FN = f"""\
+{MANUAL_LOOP}E   RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn
 """
 
 # test_whisper_lora.py: LoRA matrices without gradient, said by the case's own assert.
