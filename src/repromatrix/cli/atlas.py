@@ -11,8 +11,8 @@
     repromatrix atlas report      re-render index.html and answers.csv from atlas.json
     repromatrix atlas plan --tier-file FILE
                                   a nightly's fan-out: tonight's cells as a tier
-    repromatrix atlas fold --results DIR
-                                  and its merged results folded back into the atlas
+    repromatrix atlas fold --artifacts DIR
+                                  and each planned cell's own artifact folded back
 
 Exit status: 0 done, 1 (recommend) no set is known to work, 2 bad input.
 """
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from repromatrix.hunt_table import hunt
 
 if TYPE_CHECKING:
-    from repromatrix.hunts.atlas.engine import RunCells
+    from repromatrix.probe.prober import Prober
 
 COMMANDS = ("atlas",)
 OUT = Path("reports/atlas")
@@ -86,7 +86,18 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
     common(fold)
     fold.add_argument(
-        "--results", type=Path, required=True, metavar="DIR", help="the merged results folder"
+        "--plan",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the plan's tier file (atlas plan --tier-file), checked against atlas.json",
+    )
+    fold.add_argument(
+        "--artifacts",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="the downloaded combination-atlas-NNN artifacts (one folder each)",
     )
 
     query = steps.add_parser("query", help="each release of OTHER with PKG==VER")
@@ -106,9 +117,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     common(report)
 
 
-def run(args: argparse.Namespace, with_prober: RunCells | None = None) -> int:
-    """The step a command line names; ``with_prober`` runs the cells of ``atlas run``
-    (a test's own; default: the pipeline)."""
+def run(args: argparse.Namespace, with_prober: Prober | None = None) -> int:
+    """The step a command line names. A Prober makes one probe; the atlas runs whole
+    cells (hunts/atlas/engine.CellRunner), so ``atlas run`` takes none: its cells run
+    through the pipeline, and tests hand their runner to hunts.atlas.run.run."""
+    del with_prober
     if args.step in ("query", "recommend"):
         from repromatrix.hunts.atlas import query
 
@@ -124,16 +137,38 @@ def run(args: argparse.Namespace, with_prober: RunCells | None = None) -> int:
             args.matrix, args.out, args.wheelhouse, args.budget, args.json, args.tier_file
         )
     if args.step == "fold":
-        return commands.fold(args.out, args.matrix, args.results)
+        return _fold(args)
     from repromatrix import procs
-    from repromatrix.hunts.atlas.flow import AtlasOptions
+    from repromatrix.hunts.atlas import run as atlas
 
     # The command line names the options as AtlasOptions does (known_issues: the default).
     given = ("matrix", "out", "wheelhouse", "budget", "jobs", "env_dir", "cases", "reruns")
-    options = AtlasOptions(**{name: getattr(args, name) for name in given})
+    options = atlas.AtlasOptions(**{name: getattr(args, name) for name in given})
     try:
-        return commands.run(options, with_prober)
+        return atlas.run(atlas.plan(options))[1]
     except KeyboardInterrupt as stopped:
         why, code = procs.interrupt_words(stopped)
         print(f"repromatrix: {why}; {hunt('atlas').words.kept}", file=sys.stderr)
         return code
+
+
+def _fold(args: argparse.Namespace) -> int:
+    """``atlas fold``: the cell jobs of the plan's tier file made again (the plan
+    ci-matrix cut), so each cell is taken from its own job's artifact."""
+    from repromatrix.hunts.atlas import commands
+    from repromatrix.hunts.atlas.cells import TIER
+    from repromatrix.hunts.atlas.fold import expected_cells
+    from repromatrix.matrix.load import load_matrix
+    from repromatrix.nightly import slices
+
+    tier = load_matrix(args.plan)
+    combos = tier.tier(TIER)
+    parts = slices.plan(combos, count=1, settings=tier.settings_of(TIER))
+    artifact_of = {
+        cell: f"combination-{job.combinations[0]}"
+        for part in parts
+        for job in part
+        for cell in job.combinations
+    }
+    expected = expected_cells(combos, artifact_of)
+    return commands.fold(args.out, args.matrix, args.plan, args.artifacts, expected)

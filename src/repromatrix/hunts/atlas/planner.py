@@ -3,10 +3,8 @@ tested, that skips what the metadata forbids (pure).
 
 covertable builds it (strength 2 or 3, ``presets`` = the rows already tested, so a
 new release costs only the cells its new pairs need, about the size of the largest
-other axis; ``constraints`` = the pairs uv cannot install together). The other kept
-libraries were weighed: allpairspy 2.5.1 has a filter but no seed rows, so every
-night would re-plan from nothing; PICT (pypict 0.3.0) seeds and constrains too but
-ships no wheels, so every install would compile C++ with Cython (docs/atlas.md).
+other axis; ``constraints`` = the pairs uv cannot install together). Why covertable
+and not another library: docs/atlas.md, "Covering array".
 """
 
 from __future__ import annotations
