@@ -317,9 +317,8 @@ ATLAS_LEGEND: tuple[LegendRow, ...] = (
 
 
 def legend_row(status: str, evidence: str | None = None, *, alone: bool = False) -> LegendRow:
-    """The legend's row of an answer (an unknown word: untested's)."""
-    fallback = ATLAS_LEGEND[-1]
-    for row in ATLAS_LEGEND:
-        if row.status == status and row.alone == alone and row.evidence in (None, evidence):
-            return row
-    return fallback
+    """The legend's row of an answer: its status's row for that evidence, else its
+    status's first (an unknown word: untested's)."""
+    rows = [row for row in ATLAS_LEGEND if row.status == status and row.alone == alone]
+    exact = [row for row in rows if row.evidence in (None, evidence)]
+    return (exact or rows or [ATLAS_LEGEND[-1]])[0]

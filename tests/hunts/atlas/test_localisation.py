@@ -59,7 +59,7 @@ def test_every_pair_comes_out_as_planted(oracle: Oracle) -> None:
     conflicts = {pair: "no solution" for pair in oracle.conflicts}
     outcome = advance(universe, [], conflicts, oracle, budget=BIG)
     assert wrong_answers(oracle, outcome) == []
-    for pair, answer in outcome.answers.items():
+    for answer in outcome.answers.values():
         for case in answer.cases:
             if case.status == AnswerStatus.BREAKS and case.evidence == Evidence.TESTED:
                 shown = [outcome.cells[i] for i in case.cells]

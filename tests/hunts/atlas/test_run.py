@@ -17,7 +17,6 @@ from planted import Oracle
 
 from repromatrix.cli import app
 from repromatrix.hunts.atlas import run as atlas
-from repromatrix.hunts.atlas.report import render
 from repromatrix.hunts.atlas.universe import ABSENT, Universe
 from repromatrix.probe.candidates import Listing, Release
 
