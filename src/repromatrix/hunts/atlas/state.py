@@ -27,6 +27,7 @@ answer in well under 0.2 s, and pydantic's import alone costs more than that.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -46,6 +47,8 @@ LONG_CHARS = 2000  # a repro line, a reason
 
 def bounded(text: Any, limit: int = TEXT_CHARS) -> str:
     """One line of at most ``limit`` characters (control characters dropped)."""
+    if type(text) is str and len(text) <= limit and text.isprintable():
+        return text  # already one bounded line (the usual case: read back)
     line = " ".join(str(text).split())
     line = "".join(ch for ch in line if ch.isprintable())
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -217,34 +220,36 @@ class Bad(Exception):
         self.where, self.what = where, what
 
 
+@functools.cache
+def _fields(cls: type) -> tuple[tuple[str, str, Any, Any], ...]:
+    """(name, type, default, default factory) of each field of a record."""
+    return tuple(
+        (item.name, str(item.type), item.default, item.default_factory)
+        for item in dataclasses.fields(cls)
+    )
+
+
 def _read(cls: type, data: Any, where: str, **given: Any) -> Any:
     """A record of dataclass ``cls`` from ``data``: each field by its name, of its
     type (text bounded), its default where absent; ``given`` fields read elsewhere."""
     values: dict[str, Any] = {}
-    for item in dataclasses.fields(cls):
-        if item.name in given:
+    missing = dataclasses.MISSING
+    for name, kind, plain, factory in _fields(cls):
+        if name in given:
             continue
-        has_default = item.default is not dataclasses.MISSING or (
-            item.default_factory is not dataclasses.MISSING
-        )
         default = (
-            item.default
-            if item.default is not dataclasses.MISSING
-            else item.default_factory()
-            if has_default
-            else _MISSING
+            plain if plain is not missing else factory() if factory is not missing else _MISSING
         )
-        kind = str(item.type)
         if kind == "str":
-            values[item.name] = bounded(_value(data, item.name, where, str, default), LONG_CHARS)
+            values[name] = bounded(_value(data, name, where, str, default), LONG_CHARS)
         elif kind == "int":
-            values[item.name] = _value(data, item.name, where, int, default)
+            values[name] = _value(data, name, where, int, default)
         elif kind == "float":
-            values[item.name] = finite(_value(data, item.name, where, (int, float), default))
+            values[name] = finite(_value(data, name, where, (int, float), default))
         elif kind == "dict[str, str]":
-            values[item.name] = _mapping(data, item.name, where)
+            values[name] = _mapping(data, name, where)
         else:
-            raise AssertionError(f"{cls.__name__}.{item.name}: {kind}")
+            raise AssertionError(f"{cls.__name__}.{name}: {kind}")
     return cls(**values, **given)
 
 
@@ -345,14 +350,13 @@ _MISSING = object()
 
 
 def _value(data: Any, key: str, where: str, kind: Any, default: Any = _MISSING) -> Any:
-    at = f"{where}.{key}" if where else key
     if not isinstance(data, dict):
         raise Bad(where or "(top)", "not a mapping")
     value = data.get(key, default)
     if value is _MISSING:
-        raise Bad(at, "required field is missing")
+        raise Bad(f"{where}.{key}" if where else key, "required field is missing")
     if isinstance(value, bool) or not isinstance(value, kind):
-        raise Bad(at, f"{str(value)[:80]!r} is of the wrong type")
+        raise Bad(f"{where}.{key}" if where else key, f"{str(value)[:80]!r} is of the wrong type")
     return value
 
 
