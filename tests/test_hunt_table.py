@@ -24,8 +24,11 @@ def test_each_row_names_a_hunt_of_the_one_shape(row) -> None:
     module = importlib.import_module(row.module)
     for name in ("plan", "run"):
         assert callable(getattr(module, name, None)), f"{row.module}.{name}"
-    # run(plan, prober, ...): the hunt is handed its prober (hunts.Hunt).
-    assert list(inspect.signature(module.run).parameters)[1] == "prober"
+    # run(plan, prober, ...): the hunt is handed its prober (hunts.Hunt); the atlas,
+    # whose probe is a whole cell, its cell runner (hunts/atlas/engine.CellRunner).
+    assert list(inspect.signature(module.run).parameters)[1] == (
+        "cells" if row.name == "atlas" else "prober"
+    )
     assert list(inspect.signature(Hunt.run).parameters)[2] == "prober"
     command = importlib.import_module(row.cli)
     assert (row.name,) == command.COMMANDS

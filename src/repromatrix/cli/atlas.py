@@ -11,7 +11,7 @@
     repromatrix atlas report      re-render index.html and answers.csv from atlas.json
     repromatrix atlas plan --tier-file FILE
                                   a nightly's fan-out: tonight's cells as a tier
-    repromatrix atlas fold --artifacts DIR
+    repromatrix atlas fold --plan FILE --artifacts DIR
                                   and each planned cell's own artifact folded back
 
 Exit status: 0 done, 1 (recommend) no set is known to work, 2 bad input.

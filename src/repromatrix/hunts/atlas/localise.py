@@ -76,10 +76,16 @@ def follow_ups(
         # One failing cell per suspect at a time: cells that share a suspect with one
         # localised now most likely fail of the same fault, and wait for its verdict.
         asked_now: set[tuple[Value, ...]] = set()
+        recurring = _recurring(universe, case)
         for run in case.unexplained:
             found = suspects(universe, case, run)
             if asked_now & set(found):
                 continue
+            # A pair holding a release that fails again and again (of this cause) is
+            # asked first; the others wait: once the fault is found they are
+            # bystanders, asked several a cell (``recover``).
+            likely = [s for s in found if len(s) == 1 or set(s) & recurring[run.cause]]
+            found = likely or found
             asked_now |= set(found)
             alone = [s for s in found if len(s) == 1]
             for schema in alone:
@@ -162,6 +168,16 @@ def recover(
             open_pairs.pop(held, None)
         planned.append(Planned(cell, f"localise: {shown(pair)} ({RECOVERED})"))
     return planned
+
+
+def _recurring(universe: Universe, case: CaseKnowledge) -> dict[str, set[Value]]:
+    """Per cause, the releases in two or more of its unexplained failing cells."""
+    counts: dict[str, dict[Value, int]] = {}
+    for run in case.unexplained:
+        seen = counts.setdefault(run.cause, {})
+        for value in universe.values(run.cell):
+            seen[value] = seen.get(value, 0) + 1
+    return {cause: {v for v, n in seen.items() if n >= 2} for cause, seen in counts.items()}
 
 
 def _reruns(know: Knowledge, limit: int, now: set[Cell]) -> list[Planned]:
