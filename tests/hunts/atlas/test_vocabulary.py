@@ -17,7 +17,7 @@ WORDS = sorted(
 
 
 def test_no_quoted_answer_word_in_hunts() -> None:
-    quoted = re.compile(r"""["'](%s)["']""" % "|".join(WORDS))
+    quoted = re.compile(r"""["']({})["']""".format("|".join(WORDS)))
     found = [
         f"{path.relative_to(SRC)}:{number}: {line.strip()}"
         for path in sorted((SRC / "hunts").rglob("*.py"))

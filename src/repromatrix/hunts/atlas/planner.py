@@ -17,7 +17,6 @@ from covertable import make
 
 from repromatrix.hunts.atlas.universe import Cell, Pair, Universe
 
-
 SALTS = ("", "a", "b", "c", "d", "e")
 SMALL = 150  # a lower bound up to which every salt is tried
 
@@ -45,9 +44,7 @@ def covering_cells(
     tries = SALTS if universe.lower_bound() <= SMALL else SALTS[:1]
     best: list[Cell] | None = None
     for salt in tries:
-        rows = make(
-            factors, strength=strength, presets=presets, constraints=constraints, salt=salt
-        )
+        rows = make(factors, strength=strength, presets=presets, constraints=constraints, salt=salt)
         seen = set(done)
         out: list[Cell] = []
         for row in rows:
