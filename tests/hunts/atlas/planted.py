@@ -15,6 +15,16 @@ from repromatrix.outcomes import AnswerStatus, CellOutcome
 
 Fault = frozenset[Value]
 
+# A matrix.yaml of the stack, without its atlas: block (the tests add theirs).
+STACK = """
+schema: 1
+packages: [torch, transformers, peft, trl]
+defaults: {torch: "2.13.0"}
+tiers:
+  smoke:
+    - {id: one, transformers: "4.56.2"}
+"""
+
 
 def universe_of(sizes: Sequence[int]) -> Universe:
     return Universe({f"pkg{i}": tuple(f"1.{v}" for v in range(n)) for i, n in enumerate(sizes)})
@@ -95,7 +105,16 @@ class Oracle:
         ]
         for case, faults in self.faults.items():
             for pair in self.universe.pairs():
-                if pair in self.conflicts or self.truth(pair, case) == AnswerStatus.BREAKS:
+                if pair in self.conflicts:
+                    continue
+                if self.truth(pair, case) == AnswerStatus.BREAKS:
+                    # ... and a broken pair a cell where its fault is the case's only one
+                    # (else another fault, of the same signature, hides it everywhere)
+                    own = [f for f in faults if f <= set(pair)]
+                    if not any(
+                        set(pair) <= c and all(f in own for f in faults if f <= c) for c in cells
+                    ):
+                        return False
                     continue
                 if not any(set(pair) <= c and not any(f <= c for f in faults) for c in cells):
                     return False

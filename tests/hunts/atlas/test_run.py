@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from packaging.version import Version
-from planted import Oracle
+from planted import STACK, Oracle
 
 from repromatrix.cli import app
 from repromatrix.hunts.atlas import run as atlas
@@ -76,19 +76,16 @@ def stack_oracle() -> Stack:
                  signatures=signatures)  # fmt: skip
 
 
-MATRIX = """
-schema: 1
-packages: [torch, transformers, peft, trl]
-defaults: {torch: "2.13.0"}
-tiers:
-  smoke:
-    - {id: one, transformers: "4.56.2"}
+MATRIX = (
+    STACK
+    + """
 atlas:
   axes: {transformers: ">=4.52", peft: ">=0.15", trl: {versions: ">=0.22", optional: true}}
   pins: {torch: "2.13.0"}
   budget: 300
   audit: 0.1
 """
+)
 PAIRS = 7 * 4 + 7 * 6 + 4 * 6
 
 

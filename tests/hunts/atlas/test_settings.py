@@ -7,19 +7,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from planted import STACK
 
 from repromatrix.cli import app
 from repromatrix.errors import UserError
 from repromatrix.matrix import load_matrix
 
-BASE = """
-schema: 1
-packages: [torch, transformers, peft, trl]
-defaults: {torch: "2.13.0"}
-tiers:
-  smoke:
-    - {id: one, transformers: "4.56.2"}
-"""
+BASE = STACK
 
 
 def write(tmp_path: Path, atlas: str) -> Path:

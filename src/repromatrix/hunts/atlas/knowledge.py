@@ -168,21 +168,46 @@ def _learn_case(universe: Universe, know: CaseKnowledge, conflicts: Mapping[Pair
             know.cleared_pairs.update(universe.pairs_of(run.cell))
         elif run.seen is Seen.FAIL:
             know.failing.setdefault(run.cause, []).append(run)
+    # A release condemned alone for one cause fails every cell it is in of that cause:
+    # for another cause it is as good as cleared (its failure has another signature),
+    # so judging is repeated while such releases are found.
+    masked: dict[str, set[Value]] = {}
+    for _ in range(3):
+        _judge(universe, know, conflicts, masked)
+        found = {
+            cause: {v for other, values in know.alone.items() if other != cause for v in values}
+            for cause in know.failing
+        }
+        if found == masked:
+            break
+        masked = found
+    know.unexplained = [
+        run for runs in know.failing.values() for run in runs if not know.explained(run)
+    ]
+
+
+def _judge(
+    universe: Universe, know: CaseKnowledge, conflicts: Mapping[Pair, str],
+    masked: Mapping[str, set[Value]],
+) -> None:  # fmt: skip
+    """Isolated cells, releases alone, condemned pairs and three-way failures, with
+    ``masked`` releases counted as cleared for each cause."""
+    know.isolated, know.alone, know.pairs, know.higher = {}, {}, {}, []
     first: dict[str, dict[Pair, list[Run]]] = defaultdict(lambda: defaultdict(list))
     for cause, runs in know.failing.items():
+        hidden = masked.get(cause, set())
         for run in runs:
             values = universe.values(run.cell)
             pairs = list(universe.pairs_of(run.cell))
-            loose_values = [v for v in values if v not in know.cleared_values]
-            loose_pairs = [p for p in pairs if p not in know.cleared_pairs]
+            loose_values = [v for v in values if v not in know.cleared_values and v not in hidden]
+            loose_pairs = [p for p in pairs if p not in know.cleared_pairs and not hidden & set(p)]
             if not loose_values and not loose_pairs:
-                know.higher.append(HigherOrder(know.case, cause, run.index, tuple(values)))
+                if not hidden & set(values):
+                    know.higher.append(HigherOrder(know.case, cause, run.index, tuple(values)))
                 continue
             for value in loose_values:
-                rest = all(v in know.cleared_values for v in values if v != value) and all(
-                    p in know.cleared_pairs for p in pairs if value not in p
-                )
-                if rest:
+                rest = all(v in know.cleared_values or v in hidden for v in values if v != value)
+                if rest and all(p not in loose_pairs for p in pairs if value not in p):
                     know.isolated.setdefault((cause, value), []).append(run)
             if len(universe.packages) == 2:
                 first[cause][pairs[0]].append(run)  # the cell is the pair: it breaks
@@ -196,9 +221,6 @@ def _learn_case(universe: Universe, know: CaseKnowledge, conflicts: Mapping[Pair
             know.pairs.setdefault(cause, {})[pair] = _confirmed(
                 universe, know, cause, pair, runs, conflicts
             )
-    know.unexplained = [
-        run for runs in know.failing.values() for run in runs if not know.explained(run)
-    ]
 
 
 def _usable(

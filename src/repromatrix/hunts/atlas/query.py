@@ -47,17 +47,20 @@ def parse_exact(text: str, view: View, what: str = "PKG==VER") -> tuple[str, str
     return package, version
 
 
-def case_entry(view: View, found: CaseAnswer) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "case": found.case,
+def _said(found: Answer | CaseAnswer) -> dict[str, Any]:
+    """What every answer says: its status, evidence, rule and note, its runs."""
+    return {
         "status": str(found.status),
         "evidence": str(found.evidence) if found.evidence else None,
         "rule": found.rule.name.lower() if found.rule else None,
         "note": found.note or None,
         "passed": found.passed,
         "runs": found.runs,
-        "cells": list(found.cells),
     }
+
+
+def case_entry(view: View, found: CaseAnswer) -> dict[str, Any]:
+    out: dict[str, Any] = {"case": found.case, **_said(found), "cells": list(found.cells)}
     if found.status == AnswerStatus.BREAKS:
         out.update(
             cause=found.cause_line or None,
@@ -76,12 +79,7 @@ def entry(view: View, version: str, answer: Answer) -> dict[str, Any]:
     head = answer.headline
     out: dict[str, Any] = {
         "version": version,
-        "status": str(answer.status),
-        "evidence": str(answer.evidence) if answer.evidence else None,
-        "rule": answer.rule.name.lower() if answer.rule else None,
-        "note": answer.note or None,
-        "passed": answer.passed,
-        "runs": answer.runs,
+        **_said(answer),
         "case": head.case if head and answer.status == AnswerStatus.BREAKS else None,
     }
     if answer.status == AnswerStatus.CONFLICT:

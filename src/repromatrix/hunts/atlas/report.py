@@ -12,18 +12,10 @@ import csv
 import io
 from pathlib import Path
 
+from repromatrix.hunts.atlas import summary as facts
 from repromatrix.hunts.atlas.page import render_html
 from repromatrix.hunts.atlas.query import recommend
 from repromatrix.hunts.atlas.state import safe_link
-from repromatrix.hunts.atlas.summary import (
-    alone,
-    audits_by_kind,
-    causes,
-    cell_seconds,
-    counts_line,
-    three_way,
-    transitions,
-)
 from repromatrix.hunts.atlas.universe import shown
 from repromatrix.hunts.atlas.view import View, load_view
 from repromatrix.outcomes import AnswerStatus
@@ -90,22 +82,22 @@ def render_csv(view: View) -> str:
 def render_summary(view: View) -> str:
     universe = view.universe
     found = recommend(view, [])
-    seconds, runs = cell_seconds(view)
-    by_cause = causes(view)
+    seconds, runs = facts.cell_seconds(view)
+    by_cause = facts.causes(view)
     breaks = sum(1 for a in view.answers.values() if a.status == AnswerStatus.BREAKS)
     lines = [
         "# Compatibility atlas",
         "",
         "- axes: " + "; ".join(f"{p} {', '.join(v)}" for p, v in universe.axes.items()),
         f"- cells tested: {len(view.cells)}; lower bound {universe.lower_bound()}",
-        f"- pairs: {counts_line(view)}",
+        f"- pairs: {facts.counts_line(view)}",
         f"- breaks: {breaks} breaks, {len(by_cause)} causes",
         "- audit: " + _audit_line(view),
         f"- cell time: {seconds / 60:.0f} min over {len(view.state.cells)} cells in {runs} runs",
     ]
     if found["set"]:
         lines.append("- recommended: " + " ".join(f"{p}=={v}" for p, v in found["set"].items()))
-    solo = alone(view)
+    solo = facts.alone(view)
     if solo:
         lines += ["", "## Releases that fail on their own", ""]
         for value, answers in sorted(solo.items()):
@@ -115,17 +107,18 @@ def render_summary(view: View) -> str:
     lines += ["", "## Breaks by cause", ""]
     lines += [f"- {cause.text(view)}" + (f"; rerun: `{cause.repro}`" if cause.repro else "")
               for cause in by_cause[:MAX_LINES]] or ["- none"]  # fmt: skip
-    three = three_way(view)
+    three = facts.three_way(view)
     if three:
         lines += ["", "## Three-way failures", ""]
         lines += [f"- {t.text()}" for t in three[:MAX_LINES]]
     lines += ["", "## Where answers change", ""]
-    lines += [f"- {change.text()}" for change in transitions(view)[:MAX_LINES]] or ["- nowhere"]
+    changes = facts.transitions(view)[:MAX_LINES]
+    lines += [f"- {change.text()}" for change in changes] or ["- nowhere"]
     return "\n".join(lines) + "\n"
 
 
 def _audit_line(view: View) -> str:
-    kinds = audits_by_kind(view)
+    kinds = facts.audits_by_kind(view)
     if not kinds:
         return "no inferred answer audited yet"
     held = sum(h for h, _ in kinds.values())

@@ -246,16 +246,14 @@ def _pipeline_cells(checked: AtlasPlan, say: Say) -> CellRunner:
     from repromatrix.hunts.atlas.cells import PipelineCells
 
     options = checked.options
+    # The run's own options, as the command line gave them.
+    given = ("jobs", "reruns", "env_dir", "cases", "known_issues")
     return PipelineCells(
         matrix=checked.matrix,
         settings=checked.settings,
         universe=checked.universe,
         results=options.out / "run",
         index=checked.index,
-        jobs=options.jobs,
-        reruns=options.reruns,
-        env_dir=options.env_dir,
-        cases=options.cases,
-        known_issues=options.known_issues,
         say=say,
+        **{name: getattr(options, name) for name in given},
     )
