@@ -153,11 +153,12 @@ def test_two_nights_answer_every_pair_and_publish_the_page(atlas_scenario: Scena
     second = atlas_night(scenario)
 
     assert second.returncode == 0, second.tail()
-    [(run, name)] = [
+    downloads = [
         (c["argv"][2], c["argv"][c["argv"].index("--name") + 1])
         for c in scenario.gh.calls_to("run", "download")
     ]
-    assert (run, name) == (str(FIRST_RUN_ID), "atlas")
+    # Night 1's state, and the seal its fold uploaded beside it.
+    assert downloads == [(str(FIRST_RUN_ID), "atlas"), (str(FIRST_RUN_ID), "atlas-seal")]
     both = pairs(cells_of(second))
     # Only what was left: night 1's cells stand and none is tested again.
     assert len(cells_of(second)) == 4

@@ -42,6 +42,16 @@ def inferred_answers(answers: Mapping[Pair, Answer]) -> list[Inferred]:
     return found
 
 
+def audit_wanted(answers: Mapping[Pair, Answer], share: float) -> int:
+    """How many audit cells the inferred answers call for: ``share`` of them, one of
+    each kind at least (0 with nothing inferred)."""
+    candidates = inferred_answers(answers)
+    if share <= 0 or not candidates:
+        return 0
+    kinds = {item.kind for item in candidates}
+    return max(len(kinds), math.ceil(share * len(candidates)))
+
+
 def audit_cells(
     know: Knowledge,
     answers: Mapping[Pair, Answer],
@@ -58,7 +68,7 @@ def audit_cells(
     by_kind: dict[str, list[Inferred]] = {}
     for item in sorted(candidates, key=lambda i: (i.support, i.pair, i.case)):
         by_kind.setdefault(item.kind, []).append(item)
-    want = min(limit, max(len(by_kind), math.ceil(share * len(candidates))))
+    want = min(limit, audit_wanted(answers, share))
     queues = [list(items) for _, items in sorted(by_kind.items())]
     planned: list[Planned] = []
     seen_pairs: set[Pair] = set()

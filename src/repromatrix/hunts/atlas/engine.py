@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from repromatrix.hunts.atlas.answers import Answer, answers_of
-from repromatrix.hunts.atlas.audit import audit_cells, audit_results
+from repromatrix.hunts.atlas.audit import audit_cells, audit_results, audit_wanted
 from repromatrix.hunts.atlas.knowledge import Knowledge
 from repromatrix.hunts.atlas.localise import Planned, follow_ups
 from repromatrix.hunts.atlas.planner import covering_cells
@@ -81,6 +81,7 @@ def plan_round(
     """The next cells to run, each with why (``cells``: the standing ones; ``taken``:
     cells tried already that stand for nothing, as an error this run)."""
     know, answers = answers_of(universe, cells, conflicts, audited)
+    audit_left = min(audit_left, audit_wanted(answers, share))  # none kept with nothing inferred
     main_limit = max(0, cells_left - audit_left)
     seen = [c for r in cells if (c := universe.cell(r.pins)) is not None]
     tried = list(dict.fromkeys([*seen, *taken]))  # in the order they ran: covertable's seed
