@@ -4,8 +4,8 @@ and agree, never along "absent", never for a suspect."""
 
 from __future__ import annotations
 
-from repromatrix.hunts.atlas.answers import CaseAnswer, Rule
 from repromatrix.hunts.atlas.inference import infer
+from repromatrix.hunts.atlas.rules import CaseAnswer, Rule
 from repromatrix.hunts.atlas.universe import ABSENT, Universe
 from repromatrix.outcomes import AnswerStatus, Evidence
 

@@ -9,8 +9,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from planted import Oracle, universe_of
 
-from repromatrix.hunts.atlas.answers import Rule, answers_of
+from repromatrix.hunts.atlas.answers import answers_of
 from repromatrix.hunts.atlas.engine import Budget, advance
+from repromatrix.hunts.atlas.rules import Rule
 from repromatrix.hunts.atlas.state import CaseRecord, CellRecord
 from repromatrix.outcomes import AnswerStatus, CellOutcome, Evidence
 

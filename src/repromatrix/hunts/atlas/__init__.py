@@ -9,6 +9,7 @@ state.py         reports/atlas/atlas.json: cells (each case's runs and signature
 conflicts.py     pairs resolved with uv (--no-build): a conflict is never run
 planner.py       the covering array (covertable: seeded, constrained, strength 2 or 3)
 knowledge.py     what the cells prove, per case and cause: cleared, condemned, three-way
+rules.py         what an answer is (per case, over the cases) and the rules that give it
 answers.py       every pair's answer per case (its rule), then over the cases
 inference.py     answers inferred between agreeing tested neighbours
 localise.py      the follow-up cells that separate a failing cell's suspects

@@ -21,83 +21,15 @@ skipped has no say. An inferred answer that an audit cell re-tested is ``audited
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from repromatrix.hunts.atlas.inference import infer
 from repromatrix.hunts.atlas.knowledge import CaseKnowledge, Knowledge, Seen, learn, suspected
+from repromatrix.hunts.atlas.rules import SEVERITY, Answer, CaseAnswer, Rule
 from repromatrix.hunts.atlas.state import CellRecord, Resolution
-from repromatrix.hunts.atlas.universe import Pair, Universe, Value, shown
+from repromatrix.hunts.atlas.universe import Pair, Universe, shown
 from repromatrix.outcomes import AnswerStatus, Evidence
-
-
-class Rule(enum.Enum):
-    """Why an answer holds; its text is the answer's note."""
-
-    PASSED = "a cell holding the pair passed"
-    PAIR = "the pair fails where everything else is known to work, and again with other partners"
-    PENDING = "the pair fails where everything else is known to work (one cell; not yet rerun with other partners)"  # noqa: E501
-    ALONE = "{release} fails with every partner tried ({cells} cells)"
-    NEIGHBOURS = "{package} {low} and {high} on either side agree (with {other})"
-    FLAKY = "failed and passed in the cells that hold it"
-    CONFLICT = "uv: no solution"
-    SKIPPED = "the case skipped wherever the pair ran"
-
-
-# Over the cases, the worst first: what the pair's one answer is.
-SEVERITY = (
-    AnswerStatus.BREAKS,
-    AnswerStatus.FLAKY,
-    AnswerStatus.UNTESTED,
-    AnswerStatus.WORKS,
-    AnswerStatus.SKIPPED,
-)
-
-
-@dataclass(frozen=True)
-class CaseAnswer:
-    case: str
-    status: AnswerStatus
-    evidence: Evidence | None = None
-    rule: Rule | None = None
-    note: str = ""
-    cause: str = ""  # the failure's signature key
-    cause_line: str = ""  # the signature as one line
-    error: str = ""  # the case's own message, from a cell with that cause
-    link: str = ""
-    cells: tuple[int, ...] = ()  # indexes into the cells that show it, the shown one first
-    passed: int = 0  # runs of the case that passed, in the cells that hold the pair
-    runs: int = 0
-    alone: Value | None = None  # the release that fails on its own (Rule.ALONE)
-    higher: tuple[int, ...] = ()  # three-way failures holding the pair (cell indexes)
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A pair's answer over every case."""
-
-    status: AnswerStatus
-    evidence: Evidence | None = None
-    rule: Rule | None = None
-    note: str = ""
-    cells: tuple[int, ...] = ()
-    passed: int = 0
-    runs: int = 0
-    cases: tuple[CaseAnswer, ...] = ()
-    error: str = ""  # a conflict's uv message
-
-    @property
-    def headline(self) -> CaseAnswer | None:
-        """The case the answer is about (the first breaking one, say)."""
-        return next((c for c in self.cases if c.status == self.status), None)
-
-    @property
-    def case(self) -> str:
-        return self.headline.case if self.headline else ""
-
-    @property
-    def alone(self) -> Value | None:
-        return self.headline.alone if self.headline else None
 
 
 def answers_of(
@@ -107,8 +39,6 @@ def answers_of(
     audited: Iterable[Pair] = (),
 ) -> tuple[Knowledge, dict[Pair, Answer]]:
     """What the cells prove, then what their neighbours let one infer."""
-    from repromatrix.hunts.atlas.inference import infer
-
     know = learn(universe, list(cells), conflicts)
     per_case = {
         case: infer(universe, case_answers(universe, k, cells), suspected(universe, k))

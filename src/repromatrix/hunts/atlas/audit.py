@@ -14,9 +14,9 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from repromatrix.hunts.atlas.answers import Answer
 from repromatrix.hunts.atlas.knowledge import Knowledge
 from repromatrix.hunts.atlas.localise import Planned, complete
+from repromatrix.hunts.atlas.rules import Answer
 from repromatrix.hunts.atlas.state import Audit
 from repromatrix.hunts.atlas.universe import Cell, Pair, shown
 from repromatrix.outcomes import AnswerStatus, Evidence

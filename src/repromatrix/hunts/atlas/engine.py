@@ -19,11 +19,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from repromatrix.hunts.atlas.answers import Answer, answers_of
+from repromatrix.hunts.atlas.answers import answers_of
 from repromatrix.hunts.atlas.audit import audit_cells, audit_results, audit_wanted
 from repromatrix.hunts.atlas.knowledge import Knowledge
 from repromatrix.hunts.atlas.localise import Planned, follow_ups
 from repromatrix.hunts.atlas.planner import covering_cells
+from repromatrix.hunts.atlas.rules import Answer
 from repromatrix.hunts.atlas.state import Audit, CellRecord
 from repromatrix.hunts.atlas.universe import Cell, Pair, Universe
 from repromatrix.outcomes import CellOutcome

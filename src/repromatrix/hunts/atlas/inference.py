@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 from dataclasses import replace
 
-from repromatrix.hunts.atlas.answers import CaseAnswer, Rule
+from repromatrix.hunts.atlas.rules import CaseAnswer, Rule
 from repromatrix.hunts.atlas.universe import ABSENT, Pair, Universe
 from repromatrix.outcomes import AnswerStatus, Evidence
 

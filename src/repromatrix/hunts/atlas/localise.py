@@ -27,8 +27,8 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from repromatrix.hunts.atlas.answers import Answer, Rule
 from repromatrix.hunts.atlas.knowledge import CaseKnowledge, Knowledge, Seen, suspects
+from repromatrix.hunts.atlas.rules import Answer, Rule
 from repromatrix.hunts.atlas.universe import Cell, Pair, Universe, Value, shown
 from repromatrix.outcomes import AnswerStatus
 

@@ -23,8 +23,8 @@ import json
 from importlib import resources
 from typing import Any
 
-from repromatrix.hunts.atlas.answers import Answer
 from repromatrix.hunts.atlas.query import recommend
+from repromatrix.hunts.atlas.rules import Answer
 from repromatrix.hunts.atlas.state import safe_link
 from repromatrix.hunts.atlas.summary import (
     alone,

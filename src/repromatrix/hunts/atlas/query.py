@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from repromatrix.errors import UserError
-from repromatrix.hunts.atlas.answers import Answer, CaseAnswer
+from repromatrix.hunts.atlas.rules import Answer, CaseAnswer
 from repromatrix.hunts.atlas.universe import ABSENT
 from repromatrix.hunts.atlas.view import View, load_view, repro_of
 from repromatrix.names import canonicalize_name

@@ -22,7 +22,7 @@ from pathlib import Path
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.hunts.atlas import state as atlas_state
-from repromatrix.hunts.atlas.answers import Answer, conflicts_of
+from repromatrix.hunts.atlas.answers import conflicts_of
 from repromatrix.hunts.atlas.conflicts import Resolve, held_requirements, resolve_pairs, uv_resolver
 from repromatrix.hunts.atlas.engine import (
     Budget,
@@ -35,6 +35,7 @@ from repromatrix.hunts.atlas.engine import (
 )
 from repromatrix.hunts.atlas.localise import Planned
 from repromatrix.hunts.atlas.releases import Lister, list_universe
+from repromatrix.hunts.atlas.rules import Answer
 from repromatrix.hunts.atlas.state import AtlasState, CellRecord, RunRecord, with_held
 from repromatrix.hunts.atlas.universe import Pair, Universe
 from repromatrix.matrix.atlas import AtlasSettings

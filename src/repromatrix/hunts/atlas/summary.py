@@ -10,7 +10,7 @@ import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from repromatrix.hunts.atlas.answers import CaseAnswer
+from repromatrix.hunts.atlas.rules import CaseAnswer
 from repromatrix.hunts.atlas.universe import Pair, Value, shown
 from repromatrix.hunts.atlas.view import View, repro_of
 from repromatrix.outcomes import AnswerStatus, Evidence

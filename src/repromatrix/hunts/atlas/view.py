@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repromatrix.errors import UserError
-from repromatrix.hunts.atlas.answers import Answer, answers_of, conflicts_of
+from repromatrix.hunts.atlas.answers import answers_of, conflicts_of
 from repromatrix.hunts.atlas.knowledge import Knowledge
+from repromatrix.hunts.atlas.rules import Answer
 from repromatrix.hunts.atlas.state import FILE_NAME, AtlasState, CellRecord, read_state
 from repromatrix.hunts.atlas.universe import ABSENT, Pair, Universe, Value
 
