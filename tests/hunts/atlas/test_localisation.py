@@ -11,6 +11,7 @@ from planted import Oracle, universe_of
 
 from repromatrix.hunts.atlas.answers import answers_of
 from repromatrix.hunts.atlas.engine import Budget, advance
+from repromatrix.hunts.atlas.localise import Planned
 from repromatrix.hunts.atlas.rules import Rule
 from repromatrix.hunts.atlas.state import CaseRecord, CellRecord
 from repromatrix.outcomes import AnswerStatus, CellOutcome, Evidence
@@ -221,3 +222,21 @@ def test_the_budget_is_the_most_cells_a_run_tests() -> None:
     oracle = Oracle(universe, {"t.py::t": [frozenset({("pkg0", "1.2")})]})
     outcome = advance(universe, [], {}, oracle, budget=Budget(10))
     assert oracle.ran == outcome.planned == 10
+
+
+def test_the_audit_retests_an_inferred_answer_and_says_how_it_came_out() -> None:
+    """A night short of cells: the audit's share re-tests the weakest inferred answer
+    (here one that the planted band makes wrong), and says so by kind."""
+    universe = universe_of([5, 2])
+    band = frozenset({("pkg0", "1.2"), ("pkg1", "1.0")})
+    oracle = Oracle(universe, {"t": [band]})
+    ends = [Planned(cell, "seed") for cell in (("1.0", "1.0"), ("1.4", "1.0"), ("1.0", "1.1"))]
+    cells = oracle(ends)
+    outcome = advance(universe, cells, {}, oracle, budget=Budget(1, 1.0))
+    [audited] = [c for c in outcome.cells if c.reason.startswith("audit:")]
+    assert "inferred works (neighbours)" in audited.reason
+    [audit] = outcome.audits
+    assert (audit.kind, audit.inferred) == ("NEIGHBOURS", "works")
+    assert audit.found in ("works", "breaks")
+    answer = outcome.answers[universe.key(*universe.pins(universe.cell(audited.pins)).items())]
+    assert answer.evidence in (Evidence.AUDITED, Evidence.TESTED)
