@@ -257,12 +257,17 @@ def _holds_condemned(
     universe: Universe, case: CaseKnowledge, cell: Cell, keep: tuple[Value, ...]
 ) -> bool:
     """Whether the cell holds, besides ``keep``, a release or pair condemned for the
-    case: its failure would hide what the cell asks."""
+    case: its failure would hide what the cell asks (a kept release's own
+    condemnation is what the cell re-tests)."""
     kept = set(keep)
     loose = [v for v in universe.values(cell) if v not in kept]
     if any(_condemned(case, (v,)) for v in loose):
         return True
-    return any(_condemned(case, pair) for pair in universe.pairs_of(cell) if not set(pair) <= kept)
+    return any(
+        any(pair in found for found in case.pairs.values())
+        for pair in universe.pairs_of(cell)
+        if not set(pair) <= kept
+    )
 
 
 def _untried(know: Knowledge, case: CaseKnowledge, value: Value) -> set[Value]:

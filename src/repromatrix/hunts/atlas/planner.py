@@ -18,7 +18,7 @@ from covertable import make
 from repromatrix.hunts.atlas.universe import Cell, Pair, Universe
 
 SALTS = ("", "a", "b", "c", "d", "e")
-SMALL = 150  # a lower bound up to which every salt is tried
+SMALL = 100  # a lower bound up to which every salt is tried
 
 
 def covering_cells(
