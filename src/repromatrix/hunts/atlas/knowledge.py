@@ -61,7 +61,7 @@ class Run:
 @dataclass(frozen=True)
 class HigherOrder:
     """A failing cell whose every release and pair is cleared: three or more of its
-    releases fail together (``schemas``: its triples not seen passing)."""
+    releases fail together (``values``: the cell's releases)."""
 
     case: str
     cause: str
@@ -101,10 +101,6 @@ class CaseKnowledge:
             return schema[0] in self.cleared_values
         return schema in self.cleared_pairs
 
-    def condemned_alone(self, value: Value) -> str | None:
-        """The cause a release is condemned alone for, if any."""
-        return next((c for c, found in self.alone.items() if value in found), None)
-
     def explained(self, run: Run) -> bool:
         found = self.alone.get(run.cause, {})
         pairs = self.pairs.get(run.cause, {})
@@ -122,9 +118,6 @@ class Knowledge:
     cells: list[CellRecord]  # the standing cells: every index points here
     conflicts: Mapping[Pair, str]
     cases: dict[str, CaseKnowledge] = field(default_factory=dict)
-
-    def tested_cells(self) -> set[Cell]:
-        return {run.cell for know in self.cases.values() for run in know.runs}
 
 
 def seen_of(status: str, runs: int, passed: int) -> Seen:

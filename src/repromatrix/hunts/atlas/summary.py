@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from repromatrix.hunts.atlas.rules import CaseAnswer
 from repromatrix.hunts.atlas.universe import Pair, Value, shown
 from repromatrix.hunts.atlas.view import View, repro_of
-from repromatrix.outcomes import AnswerStatus, Evidence
+from repromatrix.outcomes import AnswerStatus
 
 
 @dataclass
@@ -194,10 +194,6 @@ def cell_seconds(view: View) -> tuple[float, int]:
     """Total cell time over every cell the atlas ever ran (every continued run), and
     the runs."""
     return sum(c.seconds for c in view.state.cells), len(view.state.runs)
-
-
-def evidence_total(view: View, evidence: Evidence) -> int:
-    return sum(1 for a in view.answers.values() if a.evidence == evidence)
 
 
 def _span(versions: tuple[str, ...]) -> str:
