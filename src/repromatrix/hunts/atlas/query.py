@@ -128,7 +128,8 @@ def _lines(item: dict[str, Any]) -> list[str]:
     each case whose answer differs."""
     row = legend_row(item["status"], item["evidence"], alone=bool(item.get("alone")))
     how = f" ({item['evidence']})" if item["evidence"] else ""
-    runs = f" {item['passed']}/{item['runs']} runs passed" if item["runs"] else ""
+    counted = item["runs"] and item["status"] != AnswerStatus.UNTESTED
+    runs = f" {item['passed']}/{item['runs']} runs passed" if counted else ""
     lines = [f"  {row.symbol} {item['version']:<12} {item['status']}{how}{runs}"]
     pad = " " * 17
     if item["status"] == AnswerStatus.CONFLICT:
