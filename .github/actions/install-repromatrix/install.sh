@@ -61,6 +61,7 @@ if ! command -v uv >/dev/null; then
   # uv itself from the lock's pin and hashes where there is one.
   if [ -n "$lock" ]; then
     awk '/^uv==/ {keep = 1; print; next} keep && /^ +--hash/ {print; next} {keep = 0}' "$lock" > "$RUNNER_TEMP/uv.txt"
+    [ -s "$RUNNER_TEMP/uv.txt" ] || fail "$lock pins no uv, and the runner has none on PATH; nothing installed"
     python3 -m pip install --quiet --require-hashes --no-deps --target "$RUNNER_TEMP/uv" -r "$RUNNER_TEMP/uv.txt"
   else
     python3 -m pip install --quiet --target "$RUNNER_TEMP/uv" uv
