@@ -35,7 +35,7 @@ def repromatrix(session: nox.Session, *args: str) -> None:
 
 
 def listed(*args: str) -> list[dict]:
-    """What `repromatrix list --json ARGS` prints, one object a line."""
+    """The objects repromatrix's list command prints as JSON (one a line) with ``args``."""
     try:
         done = subprocess.run(["repromatrix", "list", "--json", *args], capture_output=True,
                               text=True)  # fmt: skip
