@@ -192,8 +192,10 @@ def lock(session: nox.Session) -> None:
     # from stdin, so the file names no path of this machine.
     lowest = PYPROJECT["project"]["requires-python"].removeprefix(">=")
     build = "\n".join(PYPROJECT["build-system"]["requires"]) + "\n"
-    command = [HARNESS_PYTHON, "-m", "uv", "pip", "compile", "--universal", "--generate-hashes",
-               "--no-header", "--quiet", "--python-version", lowest, "pyproject.toml", "-"]  # fmt: skip
+    command = [
+        HARNESS_PYTHON, "-m", "uv", "pip", "compile", "--universal", "--generate-hashes",
+        "--no-header", "--quiet", "--python-version", lowest, "pyproject.toml", "-",
+    ]  # fmt: skip
     session.log(" ".join(command[1:]))
     done = subprocess.run(command, input=build, capture_output=True, text=True, cwd=ROOT)
     if done.returncode != 0:

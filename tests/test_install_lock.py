@@ -7,9 +7,9 @@ noxfile)."""
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
+import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -26,7 +26,10 @@ def _pins(text: str) -> dict[str, tuple[str, list[str]]]:
             continue
         head = re.match(r"([A-Za-z0-9_.-]+)==(\S+)", block)
         assert head, block[:80]
-        pins[canonicalize_name(head[1])] = (head[2], re.findall(r"--hash=sha256:([0-9a-f]{64})", block))
+        pins[canonicalize_name(head[1])] = (
+            head[2],
+            re.findall(r"--hash=sha256:([0-9a-f]{64})", block),
+        )
     return pins
 
 

@@ -80,8 +80,12 @@ def repack(dist: metadata.Distribution, out: Path) -> Path:
         if parts[0] == info and (parts[-1] in _INSTALLER_FILES or _by_uv(parts)):
             continue
         entries[text] = Path(str(dist.locate_file(path))).read_bytes()
-    record = [f"{path},sha256={_urlsafe_sha256(data)},{len(data)}" for path, data in entries.items()]
-    entries[f"{info}/RECORD"] = ("\n".join(sorted(record) + [f"{info}/RECORD,,"]) + "\n").encode()
+    record = [
+        f"{path},sha256={_urlsafe_sha256(data)},{len(data)}" for path, data in entries.items()
+    ]
+    entries[f"{info}/RECORD"] = "".join(
+        f"{line}\n" for line in [*sorted(record), f"{info}/RECORD,,"]
+    ).encode()
     wheel = out / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
     out.mkdir(parents=True, exist_ok=True)
     # The .dist-info last, as the wheel format recommends.
@@ -144,5 +148,7 @@ def _uv() -> str:
     except (ImportError, FileNotFoundError):
         found = shutil.which("uv")
         if found is None:
-            raise UserError("uv is not installed: pip install uv (init builds the wheel with it)")
+            raise UserError(
+                "uv is not installed: pip install uv (init builds the wheel with it)"
+            ) from None
         return found

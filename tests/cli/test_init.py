@@ -23,7 +23,11 @@ def test_init_writes_a_project_that_loads(
     # wheel of it, with its SHA256SUMS and the lock (test_init_source.py).
     shipped = [
         f".github/repromatrix/{name}"
-        for name in ("SHA256SUMS", "requirements.txt", f"repromatrix-{__version__}-py3-none-any.whl")
+        for name in (
+            "SHA256SUMS",
+            "requirements.txt",
+            f"repromatrix-{__version__}-py3-none-any.whl",
+        )
     ]
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == (
         sorted([*FILES.values(), ".gitignore", *shipped])
@@ -98,7 +102,9 @@ def test_init_pins_the_folder_s_own_package_in_every_combination(tmp_path: Path)
         assert combination.pin("loraplus-lite").spec == "."
     ids = CaseIndex(tmp_path / "cases").ids()
     assert "test_package.py::test_loraplus_lite_is_installed_from_this_folder" in ids
-    assert 'metadata.version("loraplus-lite")' in (tmp_path / "cases" / "test_package.py").read_text()
+    assert (
+        'metadata.version("loraplus-lite")' in (tmp_path / "cases" / "test_package.py").read_text()
+    )
 
 
 def test_a_folder_without_a_package_gets_the_example_alone(tmp_path: Path) -> None:

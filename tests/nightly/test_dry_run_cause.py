@@ -22,7 +22,8 @@ Error: Get "https://github.com/actions/setup-python/info/refs?service=git-upload
 A_STEP_FAILED = """\
 [nightly/setup] ⭐ Run Main Install repromatrix
 [nightly/setup]   | some output
-[nightly/setup]   ❗  ::error::install-repromatrix: nothing to install: .github/repromatrix/ is not here
+[nightly/setup]   ❗  ::error::install-repromatrix: nothing to install: .github/repromatrix/ \
+is not here
 [nightly/setup]   ❌  Failure - Main Install repromatrix [25.161544ms]
 [nightly/setup] exit status 1
 [nightly/setup] 🏁  Job failed

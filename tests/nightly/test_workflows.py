@@ -193,7 +193,10 @@ def test_repromatrix_is_installed_as_a_tool_from_one_input() -> None:
         else:
             assert given == {"source": "${{ env.REPROMATRIX_SOURCE }}"}, (name, job)
     (built,) = [s for n, _, s in steps if n == "issue-repro.yml" and "pack.sh" in s.get("run", "")]
-    assert built["run"] == 'bash .github/actions/install-repromatrix/pack.sh plan/tool >> "$GITHUB_OUTPUT"'
+    assert (
+        built["run"]
+        == 'bash .github/actions/install-repromatrix/pack.sh plan/tool >> "$GITHUB_OUTPUT"'
+    )
     assert built["env"] == {"SOURCE": "${{ env.REPROMATRIX_SOURCE }}"}
     for path in FILES:
         text = path.read_text()

@@ -56,7 +56,9 @@ def index(tmp_path: Path) -> dict[str, str]:
     return {"UV_FIND_LINKS": str(links), "UV_NO_INDEX": "1", "UV_OFFLINE": "1", "PATH": path}
 
 
-def _tool_folder(folder: Path, index: dict[str, str], lock_holds_the_dependency: bool = True) -> Path:
+def _tool_folder(
+    folder: Path, index: dict[str, str], lock_holds_the_dependency: bool = True
+) -> Path:
     """A folder as init ships it: a repromatrix wheel that needs tinydep, its
     SHA256SUMS, and the lock of its dependencies."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -185,8 +187,9 @@ def test_a_plan_needs_its_digest_its_lock_and_one_wheel(tmp_path: Path, plan: Pa
 def test_pack_writes_the_tool_folder_a_plan_carries(tmp_path: Path, index: dict[str, str]) -> None:
     work = tmp_path / "work"
     wheel = _tool_folder(work / ".github" / "repromatrix", index)
+    env = {**os.environ, "SOURCE": ""}
     done = subprocess.run(["bash", str(ACTION / "pack.sh"), "plan/tool"], cwd=work,
-                          capture_output=True, text=True, env={**os.environ, "SOURCE": ""})  # fmt: skip
+                          capture_output=True, text=True, env=env)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout == f"path=plan/tool/{wheel.name}\n"
     for name in (wheel.name, "SHA256SUMS", "requirements.txt"):

@@ -259,16 +259,15 @@ def with_own_package(matrix: str, package: str) -> str:
     folder in every combination (defaults)."""
     if not re.fullmatch(r"[a-z0-9][a-z0-9.-]*", package):
         return matrix  # not a YAML key to write unquoted; the comment says how
-    matrix = matrix.replace(
-        "\nschema: 1\n",
-        f"\nschema: 1\n# The report's columns, in order.\npackages: [torch, transformers, {package}]\n",
-        1,
-    )
+    columns = f"# The report's columns, in order.\npackages: [torch, transformers, {package}]\n"
+    matrix = matrix.replace("\nschema: 1\n", f"\nschema: 1\n{columns}", 1)
     return re.sub(
         r"(?m)^(defaults:\n(?:  .*\n)*?)(?=\S|\n)",
-        lambda m: f'{m[1]}  # Your package, built from this folder (relative to this file) in '
-        "every combination,\n  # keyed on its source: an edit rebuilds it, not torch.\n"
-        f'  {package}: "."\n',
+        lambda m: (
+            f"{m[1]}  # Your package, built from this folder (relative to this file) in "
+            "every combination,\n  # keyed on its source: an edit rebuilds it, not torch.\n"
+            f'  {package}: "."\n'
+        ),
         matrix,
         count=1,
     )
