@@ -21,18 +21,9 @@ import pytest
 from support.act import act_run
 from support.cpu_index import point_at_local_index
 from support.gh_double import GhDouble
+from support.wheels import project_toml
 
 pytestmark = [pytest.mark.act, pytest.mark.e2e]
-
-PACKAGE = """\
-[build-system]
-requires = ["hatchling"]
-build-backend = "hatchling.build"
-
-[project]
-name = "tinylib"
-version = "0.1.0"
-"""
 
 
 def _run(cmd: list[str], cwd: Path) -> str:
@@ -54,7 +45,7 @@ def project(act_ready: None, repo_root: Path, tmp_path: Path) -> tuple[Path, Pat
           str(repo_root)], tmp_path)  # fmt: skip
     project = tmp_path / "project"
     (project / "src" / "tinylib").mkdir(parents=True)
-    (project / "pyproject.toml").write_text(PACKAGE)
+    (project / "pyproject.toml").write_text(project_toml())
     (project / "src" / "tinylib" / "__init__.py").write_text("VALUE = 1\n")
     _run(["git", "init", "-q", "-b", "main"], project)
     said = _run([str(tool / "bin" / "repromatrix"), "init"], project)
