@@ -93,11 +93,13 @@ PREFIX = (
 # What varies between runs of one cause, masked in this order (paths before the
 # numbers they hold). Each is (pattern, replacement).
 _PATH_CHARS = r"[^\s'\"`,;()\[\]{}<>]"
+_OURS = "(?:path|hex|shape|size|id|n)"  # the masks' own tokens: never a folder's name
 MASKS = (
     # absolute, home, relative-to-dot, drive-letter and <placeholder>/ paths
     (
         re.compile(
-            rf"(?<![\w/.])(?:[A-Za-z]:[\\/]|~[\\/]|\.{{1,2}}[\\/]|/|<\w+>[\\/]){_PATH_CHARS}+"
+            rf"(?<![\w/.>])(?:[A-Za-z]:[\\/]|~[\\/]|\.{{1,2}}[\\/]|/|<(?!{_OURS}>)\w+>[\\/])"
+            rf"{_PATH_CHARS}+"
         ),
         "<path>",
     ),
@@ -147,7 +149,11 @@ def mask(text: str) -> str:
     for pattern, replacement in MASKS:
         line = pattern.sub(replacement, line)
     line = " ".join(line.split())
-    return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
+    if len(line) <= MESSAGE_CHARS:
+        return line
+    # Cut between words, so that masking the cut line again changes nothing.
+    head = line[: MESSAGE_CHARS - 2]
+    return (head[: head.rfind(" ")] if " " in head else head) + " …"
 
 
 @dataclass(frozen=True)
