@@ -216,3 +216,10 @@ def test_messages_of_different_causes_stay_apart() -> None:
     assert mask("Qwen2ForCausalLM has no attribute 'x'") != mask(
         "Qwen3ForCausalLM has no attribute 'x'"
     )
+
+
+def test_a_message_of_megabytes_is_signed_from_its_first_kilobyte() -> None:
+    huge = RuntimeError("x1y2z3w4" * 1_000_000 + "\nsecond line")
+    signed = signature_of_exception(huge)
+    assert len(signed.message) <= signature_module.MESSAGE_CHARS
+    assert signed == signature_of_exception(RuntimeError("x1y2z3w4" * 200))

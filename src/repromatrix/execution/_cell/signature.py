@@ -39,6 +39,10 @@ from typing import Any, Protocol
 
 MAX_FRAMES = 4
 MESSAGE_CHARS = 200
+# Masking reads at most this much of a message's first line, and a text at most its
+# last TEXT_CHARS (where the raise is): a message of megabytes costs what 1 kB does.
+MASKED_CHARS = 1000
+TEXT_CHARS = 100_000
 PART_CHARS = 200  # an exception name or a frame, at most
 KEY_DIGITS = 12
 
@@ -89,11 +93,13 @@ PREFIX = (
 # What varies between runs of one cause, masked in this order (paths before the
 # numbers they hold). Each is (pattern, replacement).
 _PATH_CHARS = r"[^\s'\"`,;()\[\]{}<>]"
+_OURS = "(?:path|hex|shape|size|id|n)"  # the masks' own tokens: never a folder's name
 MASKS = (
     # absolute, home, relative-to-dot, drive-letter and <placeholder>/ paths
     (
         re.compile(
-            rf"(?<![\w/.])(?:[A-Za-z]:[\\/]|~[\\/]|\.{{1,2}}[\\/]|/|<\w+>[\\/]){_PATH_CHARS}+"
+            rf"(?<![\w/.>])(?:[A-Za-z]:[\\/]|~[\\/]|\.{{1,2}}[\\/]|/|<(?!{_OURS}>)\w+>[\\/])"
+            rf"{_PATH_CHARS}+"
         ),
         "<path>",
     ),
@@ -139,11 +145,15 @@ def mask(text: str) -> str:
     >>> mask("first line\\nsecond line")
     'first line'
     """
-    line = next((ln for ln in text.splitlines() if ln.strip()), "")
+    line = next((ln for ln in text[:TEXT_CHARS].splitlines() if ln.strip()), "")[:MASKED_CHARS]
     for pattern, replacement in MASKS:
         line = pattern.sub(replacement, line)
     line = " ".join(line.split())
-    return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
+    if len(line) <= MESSAGE_CHARS:
+        return line
+    # Cut between words, so that masking the cut line again changes nothing.
+    head = line[: MESSAGE_CHARS - 2]
+    return (head[: head.rfind(" ")] if " " in head else head) + " …"
 
 
 @dataclass(frozen=True)
@@ -343,7 +353,7 @@ def signature_of_traceback(text: str) -> Signature | None:
     ... ValueError: bad rank 8''').line()
     'ValueError: bad rank <n> (at peft/tuners/lora/layer.py:forward)'
     """
-    blocks = _CHAINED.split(text)
+    blocks = _CHAINED.split(text[-TEXT_CHARS:])
     last = blocks[-1]
     if any(_ERROR_LINE.match(line) for line in last.splitlines()):
         return _from_pytest(last)
