@@ -191,6 +191,10 @@ def test_the_page_the_csv_and_the_summary(folder: Path) -> None:
     rows = list(csv.DictReader(io.StringIO((folder / "answers.csv").read_text())))
     assert len(rows) == (PAIRS - 3) * 3 + 3, "a row per pair and case; a conflict's one row"
     assert {r["status"] for r in rows} <= {"works", "breaks", "conflict", "skipped"}
+    broken = [r["signature"] for r in rows if r["status"] == "breaks"]
+    assert [r["status"] for r in rows[: len(broken)]] == ["breaks"] * len(broken), "breaks first"
+    assert broken == sorted(broken, key=broken.index), "grouped by cause"
+    assert len(set(broken)) == 2 and all(r["cause"] for r in rows[: len(broken)])
     summary = (folder / "summary.md").read_text()
     assert re.search(r"^- breaks: \d+ breaks, 2 causes$", summary, re.M), summary
     assert "## Releases that fail on their own" in summary

@@ -23,7 +23,8 @@ from repromatrix.results.folder import write_text_atomic
 
 CSV_FIELDS = (
     "package", "version", "other", "other_version", "case", "status", "evidence", "rule",
-    "passed", "runs", "cause", "error", "link", "note", "pair_status", "pair_evidence", "cells",
+    "passed", "runs", "cause", "signature", "error", "link", "note", "pair_status",
+    "pair_evidence", "cells",
 )  # fmt: skip
 # What a spreadsheet takes for a formula at a cell's start (OWASP's CSV injection).
 FORMULA = ("=", "+", "-", "@", "\t", "\r", "|", "%")
@@ -56,15 +57,17 @@ def inert(text: object) -> str:
 
 
 def render_csv(view: View) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_FIELDS)
-    for ((a, x), (b, y)), answer in view.answers.items():
+    """One row per pair and case; the breaks first, grouped by cause (the causes in
+    summary.md's order), then every other answer in pair order."""
+    rank = {(c.case, c.key): i for i, c in enumerate(facts.causes(view))}
+    rows: list[tuple[tuple[int, int], list[object]]] = []
+    for n, (((a, x), (b, y)), answer) in enumerate(view.answers.items()):
         pair = (str(answer.status), str(answer.evidence or ""))
         for case in answer.cases or [None]:
             if case is None:  # a conflict: no case ran
-                row = ["", *pair, answer.rule.name.lower() if answer.rule else "", 0, 0, "",
+                row = ["", *pair, answer.rule.name.lower() if answer.rule else "", 0, 0, "", "",
                        answer.error, "", answer.note, *pair, ""]  # fmt: skip
+                order = (len(rank), n)
             else:
                 cells = ";".join(
                     " ".join(f"{p}=={v}" for p, v in view.cells[i].pins.items())
@@ -73,9 +76,17 @@ def render_csv(view: View) -> str:
                 row = [
                     case.case, str(case.status), str(case.evidence or ""),
                     case.rule.name.lower() if case.rule else "", case.passed, case.runs,
-                    case.cause_line, case.error, safe_link(case.link), case.note, *pair, cells,
+                    case.cause_line, case.cause, case.error, safe_link(case.link), case.note,
+                    *pair, cells,
                 ]  # fmt: skip
-            writer.writerow([inert(v) for v in (a, x, b, y, *row)])
+                broken = case.status == AnswerStatus.BREAKS
+                order = (rank.get((case.case, case.cause), len(rank)) if broken else len(rank), n)
+            rows.append((order, [a, x, b, y, *row]))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for _, row in sorted(rows, key=lambda item: item[0]):
+        writer.writerow([inert(v) for v in row])
     return out.getvalue()
 
 
