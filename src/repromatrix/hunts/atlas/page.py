@@ -29,6 +29,7 @@ from repromatrix.hunts.atlas.state import safe_link
 from repromatrix.hunts.atlas.summary import (
     alone,
     audits_by_kind,
+    brief,
     causes,
     cell_seconds,
     counts_line,
@@ -167,7 +168,7 @@ def _head(solo: dict[Value, list], value: Value, tag: str, *, vertical: bool = F
     text = f'<span class="v">{_e(value[1])}</span>' if vertical else _e(value[1])
     if value not in solo:
         return f"<{tag}>{text}</{tag}>"
-    why = "; ".join(f"{c.case}: {c.cause_line or c.error}" for c in solo[value])
+    why = "; ".join(f"{c.case}: {brief(c.cause_line or c.error)}" for c in solo[value])
     mark = legend_row(AnswerStatus.BREAKS, None, alone=True).symbol
     return f'<{tag} class="alone" title="fails on its own: {_e(why)}">{_e(mark)} {text}</{tag}>'
 
@@ -238,7 +239,8 @@ def _alone(view: View, solo: dict[Value, list]) -> str:
     if not solo:
         return ""
     items = "".join(
-        f"<li><b>{_e(shown([value]))}</b>: <code>{_e(c.case)}</code> {_e(c.cause_line or c.error)}"
+        f"<li><b>{_e(shown([value]))}</b>: <code>{_e(c.case)}</code> "
+        f"{_e(brief(c.cause_line or c.error))}"
         f' <span class="meta">({_e(c.note)})</span></li>'
         for value, found in sorted(solo.items())
         for c in found

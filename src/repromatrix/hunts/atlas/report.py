@@ -113,7 +113,7 @@ def render_summary(view: View) -> str:
         lines += ["", "## Releases that fail on their own", ""]
         for value, answers in sorted(solo.items()):
             for case in answers:
-                why = case.cause_line or case.error
+                why = facts.brief(case.cause_line or case.error)
                 lines.append(f"- {shown([value])}: {case.case}: {why} ({case.note})")
     lines += ["", "## Breaks by cause", ""]
     lines += [f"- {cause.text(view)}" + (f"; rerun: `{cause.repro}`" if cause.repro else "")

@@ -39,7 +39,7 @@ class Cause:
             what += " (" + ", ".join(f"{p} {v} fails on its own" for p, v in self.alone) + ")"
         else:
             what += f", first {shown(self.first(view))}"
-        return f"{self.case}: {self.line or self.error} — {what}; {len(self.cells)} cells"
+        return f"{self.case}: {brief(self.line or self.error)} — {what}; {len(self.cells)} cells"
 
 
 def causes(view: View) -> list[Cause]:
@@ -194,6 +194,11 @@ def cell_seconds(view: View) -> tuple[float, int]:
     """Total cell time over every cell the atlas ever ran (every continued run), and
     the runs."""
     return sum(c.seconds for c in view.state.cells), len(view.state.runs)
+
+
+def brief(text: str, limit: int = 120) -> str:
+    """A cause in a list a person reads (the full one is in answers.csv and the JSON)."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _span(versions: tuple[str, ...]) -> str:
