@@ -236,7 +236,7 @@ def complete(
             versions = [v for v in versions if v != differ[i]]
         ranked = sorted(
             versions,
-            key=lambda v, p=package: -_value_score(know, case, kept, (p, v), away, untried),
+            key=lambda v, p=package: -_value_score(know, case, kept, (p, v), away, untried, bonus),
         )
         options.append(ranked[:width])
     best: tuple[float, Cell] | None = None
@@ -285,7 +285,7 @@ def _untried(know: Knowledge, case: CaseKnowledge, value: Value) -> set[Value]:
 
 def _value_score(
     know: Knowledge, case: CaseKnowledge | None, kept: Mapping[str, str], value: Value,
-    away: Sequence[Cell], untried: set[Value],
+    away: Sequence[Cell], untried: set[Value], bonus: set[Pair] | None = None,
 ) -> float:  # fmt: skip
     universe = know.universe
     score = 0.0
@@ -293,7 +293,7 @@ def _value_score(
         pair = universe.key(value, other)
         if pair in know.conflicts:
             return -1e9
-        score += _clear(know, case, pair)
+        score += _clear(know, case, pair) + (3.0 if bonus and pair in bonus else 0.0)
     score += _clear(know, case, (value,))
     score += 1.5 if value in untried else 0.0
     i = universe.packages.index(value[0])
