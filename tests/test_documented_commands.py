@@ -146,13 +146,18 @@ def _past_usage(parser: argparse.ArgumentParser) -> str:
 
 
 def committed_reports(root: Path) -> list[Command]:
-    """What the tool wrote and the repository keeps: the baseline's summary.md and
-    results.json, the example bisects' bisect.json (their bisect.md are in docs/)."""
+    """What the tool wrote and the repository keeps: the baseline's and the atlas's
+    summary.md, the baseline's results.json, the atlas's atlas.json (each cell's
+    repro), the example bisects' bisect.json (their bisect.md are in docs/)."""
     found = []
-    for path in sorted(root.glob("reports/baseline-*/summary.md")):
+    for path in sorted(root.glob("reports/baseline-*/summary.md")) + sorted(
+        root.glob("reports/atlas-*/summary.md")
+    ):
         found += in_markdown(path.read_text(), _relative(path, root))
-    for path in sorted(root.glob("reports/baseline-*/results.json")) + sorted(
-        root.glob("docs/examples/*/*.json")
+    for path in (
+        sorted(root.glob("reports/baseline-*/results.json"))
+        + sorted(root.glob("reports/atlas-*/atlas.json"))
+        + sorted(root.glob("docs/examples/*/*.json"))
     ):
         found += _json_commands(json.loads(path.read_text()), _relative(path, root))
     return found

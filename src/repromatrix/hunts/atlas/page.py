@@ -32,6 +32,7 @@ from repromatrix.hunts.atlas.summary import (
     brief,
     causes,
     cell_seconds,
+    counted,
     counts_line,
     three_way,
     transitions,
@@ -210,7 +211,7 @@ def _facts(view: View) -> str:
         f'<div class="meta">axes: {_e(axes)} · held: {_e(held)} · strength {state.strength}</div>'
         f'<div class="meta">{len(view.cells)} cells tested; lower bound '
         f"{universe.lower_bound()} (the two largest axes' product); cell time "
-        f"{seconds / 60:.0f} min over {runs} runs</div>"
+        f"{seconds / 60:.0f} min ({counted(runs, 'finished run')})</div>"
         f'<div class="meta">pairs: {_e(counts_line(view))}</div>'
         f'<div class="meta">audit: {_e(audit)}</div>'
         f'<details class="meta"><summary>cases each cell runs</summary><ul>{case_list}</ul>'
@@ -258,7 +259,8 @@ def _causes(view: View) -> str:
         repro = f"<br><code>{_e(cause.repro)}</code>" if cause.repro else ""
         items.append(f"<li>{_e(cause.text(view))}{after}{repro}</li>")
     return (
-        f'<h2>Breaks by cause</h2><div class="meta">{total} breaks, {len(found)} causes</div>'
+        f'<h2>Breaks by cause</h2><div class="meta">{counted(total, "break")}, '
+        f'{counted(len(found), "cause")}</div>'
         f'<ul id="causes">{"".join(items) or "<li>none</li>"}</ul>'
     )
 

@@ -102,9 +102,10 @@ def render_summary(view: View) -> str:
         "- axes: " + "; ".join(f"{p} {', '.join(v)}" for p, v in universe.axes.items()),
         f"- cells tested: {len(view.cells)}; lower bound {universe.lower_bound()}",
         f"- pairs: {facts.counts_line(view)}",
-        f"- breaks: {breaks} breaks, {len(by_cause)} causes",
+        f"- breaks: {facts.counted(breaks, 'break')}, {facts.counted(len(by_cause), 'cause')}",
         "- audit: " + _audit_line(view),
-        f"- cell time: {seconds / 60:.0f} min over {len(view.state.cells)} cells in {runs} runs",
+        f"- cell time: {seconds / 60:.0f} min over {facts.counted(len(view.state.cells), 'cell')}"
+        f" ({facts.counted(runs, 'finished run')})",
     ]
     if found["set"]:
         lines.append("- recommended: " + " ".join(f"{p}=={v}" for p, v in found["set"].items()))

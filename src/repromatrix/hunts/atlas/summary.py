@@ -196,6 +196,11 @@ def cell_seconds(view: View) -> tuple[float, int]:
     return sum(c.seconds for c in view.state.cells), len(view.state.runs)
 
 
+def counted(n: int, word: str) -> str:
+    """``1 cause``, ``3 causes``: a count a person reads."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def brief(text: str, limit: int = 120) -> str:
     """A cause in a list a person reads (the full one is in answers.csv and the JSON)."""
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
