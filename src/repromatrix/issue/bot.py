@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Protocol
 
 from repromatrix.errors import UserError
-from repromatrix.github.markdown import inert, one_line
+from repromatrix.github.inert import inert
+from repromatrix.github.markdown import one_line, text
 from repromatrix.issue.answer import Result, read_result
 from repromatrix.issue.config import IssueSettings
 from repromatrix.issue.plan import Job, Plan, Reply
@@ -181,7 +182,7 @@ def _post_one(
 
     remember(client, job.issue, plan.bots, change, say, quiet=job.kind == "watch")
     if flipped:
-        body = f"{FLIP_MARKER}\nrepromatrix watch: {inert(flipped[0])} ([run]({run_url}))"
+        body = f"{FLIP_MARKER}\nrepromatrix watch: {text(flipped[0])} ([run]({run_url}))"
         client.create(job.issue, body)
         say(f"#{job.issue}: {flipped[0]}")
     if job.comment is not None:
@@ -231,7 +232,7 @@ def _body(result: Result | str, run_url: str) -> str:
     if result.status == "done":
         return inert(result.markdown or one_line(result.headline))
     said = {"refused": "could not run", "timed-out": "ran out of time", "failed": "failed"}
-    body = f"The run {said[result.status]}: {inert(one_line(result.headline))}"
+    body = f"The run {said[result.status]}: {text(result.headline)}"
     return body + (f"\n\n{inert(result.markdown)}" if result.markdown else "")
 
 
