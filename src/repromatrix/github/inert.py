@@ -29,15 +29,16 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from markdown_it.tree import SyntaxTreeNode
 
 from repromatrix.github.markdown import (
     code_block,
     code_span,
-    html_text,
     escaped,
+    html_text,
+    is_plain_url,
     line_start,
 )
 from repromatrix.github.reading import parsed
@@ -53,17 +54,21 @@ _KEPT_TAG = re.compile(r"(?:\s*(?:<details>|</details>|<summary>[^<]*</summary>)
 MAX_SOURCE = 4_000_000  # characters read of a text given no limit
 
 
-def inert(markdown: str, *, limit: int | None = None, note: str = "") -> str:
+def inert(
+    markdown: str, *, limit: int | None = None, note: str = "", links: Collection[str] = ()
+) -> str:
     """``markdown`` as GitHub shows it, nothing in it acting (see the module's
     docstring), with no newline at its end; within ``limit`` characters when given,
-    ``note`` (a paragraph of its own) included where something was left out."""
+    ``note`` (a paragraph of its own) included where something was left out.
+    ``links``: the targets of links repromatrix wrote itself (its run, a comment of its
+    own), kept as links when they are plain http(s) URLs; no other link is."""
     if limit is not None and limit <= len(note) + 2:
         return note.strip("\n")[: max(limit, 0)]
     room = None if limit is None else limit - len(note) - 2
     # Text beyond what could fit is not read (escapes only lengthen what is shown).
     source = markdown[: MAX_SOURCE if room is None else min(MAX_SOURCE, 4 * room + 4096)]
-    written, cut = rewrite(source, room=room)
-    if problems(written):  # never expected: the writer has a bug; show it all as code
+    written, cut = rewrite(source, room=room, links=links)
+    if problems(written, links=links):  # never expected: the writer has a bug; show it all as code
         written, cut = _fitted_block(source, room)
     written = written.rstrip("\n")
     if not (cut or len(source) < len(markdown)) or not note:
@@ -71,10 +76,12 @@ def inert(markdown: str, *, limit: int | None = None, note: str = "") -> str:
     return f"{written}\n\n{note.strip(chr(10))}" if written else note.strip("\n")
 
 
-def rewrite(markdown: str, *, room: int | None = None) -> tuple[str, bool]:
+def rewrite(
+    markdown: str, *, room: int | None = None, links: Collection[str] = ()
+) -> tuple[str, bool]:
     """``markdown`` written again from its syntax tree, inert, within ``room``
     characters when given; whether something was left out. (``inert`` checks it.)"""
-    return _Writer(room).document(parsed(markdown))
+    return _Writer(room, frozenset(u for u in links if is_plain_url(u))).document(parsed(markdown))
 
 
 def _fitted_block(source: str, room: int | None) -> tuple[str, bool]:
@@ -85,13 +92,15 @@ def _fitted_block(source: str, room: int | None) -> tuple[str, bool]:
     return code_block(source[: max(room - 2 * overhead, 0)]), True
 
 
-def problems(markdown: str) -> list[str]:
+def problems(markdown: str, *, links: Collection[str] = ()) -> list[str]:
     """What in ``markdown``, read by the one reading, would act: a link, an image,
     HTML other than the kept <details>/<summary> tags, a mention, an issue reference
     or an autolink in its text. Empty when it is inert."""
     found: list[str] = []
     for node in parsed(markdown).walk():
         kind = node.type
+        if kind == "link" and node.attrs.get("href") in links and node.markup != "autolink":
+            continue
         if kind in ("link", "image", "html_inline"):
             found.append(kind)
         elif kind == "html_block" and not _KEPT_TAG.fullmatch(node.content.strip()):
@@ -104,8 +113,9 @@ def problems(markdown: str) -> list[str]:
 class _Writer:
     """Writes a syntax tree back as inert Markdown, top-level block by block."""
 
-    def __init__(self, room: int | None) -> None:
+    def __init__(self, room: int | None, links: frozenset[str] = frozenset()) -> None:
         self.room = room
+        self.links = links
         self.depth = 0  # <details> opened and not closed
 
     def document(self, root: SyntaxTreeNode) -> tuple[str, bool]:
@@ -210,11 +220,16 @@ class _Writer:
         return out
 
     def row(self, row: SyntaxTreeNode) -> str:
-        cells = [self.inline(cell.children[0], cell=True) if cell.children else "" for cell in row.children]
+        cells = [
+            self.inline(cell.children[0], cell=True) if cell.children else ""
+            for cell in row.children
+        ]
         return "| " + " | ".join(cells) + " |"
 
     def inline(self, node: SyntaxTreeNode, *, cell: bool = False, one_line: bool = False) -> str:
-        return "".join(self.span(child, cell=cell, one_line=cell or one_line) for child in node.children)
+        return "".join(
+            self.span(child, cell=cell, one_line=cell or one_line) for child in node.children
+        )
 
     def span(self, node: SyntaxTreeNode, *, cell: bool, one_line: bool) -> str:
         kind = node.type
@@ -239,6 +254,8 @@ class _Writer:
             target = str(node.attrs.get("href", ""))
             if node.markup == "autolink":
                 return code_span(target, cell=cell)
+            if target in self.links:
+                return f"[{inner()}]({target})"
             return f"{inner()} ({code_span(target, cell=cell)})" if target else inner()
         if kind == "image":
             source = str(node.attrs.get("src", ""))

@@ -13,6 +13,7 @@ of its own:
     code_block(s)     a fenced block, its fence longer than any backtick run in ``s``
     table_cell(s)     a table cell: ``text``, on one line (pipes escaped too)
     details(s, body)  a collapsed section; ``s`` shown as text
+    link(s, url)      a link repromatrix makes (its run): ``s`` as text
 
 GitHub reads Markdown first (cmark-gfm: a backslash escape makes a character literal)
 and then, on the text of the HTML, links mentions (``@user``, ``@org/team``), issue
@@ -42,6 +43,7 @@ _LINE_START = re.compile(r"^(?:[#>+=:-]|\d{1,9}(?=[.)]))")
 _LINKISH = re.compile(rf"[@＠](?!{ZWSP})|[#＃](?=[0-9０-９])|(?i:gh)(?=-\d)|:(?=//)|(?i:www)(?=\.)")
 _BACKTICKS = re.compile(r"`+")
 _LANGUAGE = re.compile(r"[A-Za-z0-9_+.-]{1,30}")
+_PLAIN_URL = re.compile(r"https?://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]{1,2000}")
 
 
 def broken(text: str) -> str:
@@ -109,6 +111,19 @@ def details(summary: str, body: str) -> str:
     """A collapsed section; ``summary`` is shown as text, ``body`` is Markdown already
     made of these builders (or ``inert``'s)."""
     return f"<details><summary>{html_text(summary)}</summary>\n\n{body.rstrip()}\n\n</details>\n"
+
+
+def link(label: str, url: str) -> str:
+    """A link repromatrix makes to a page it names itself (its run, a comment of its
+    own): ``label`` as text; a URL that is not plain http(s) shows as inline code."""
+    if not is_plain_url(url):
+        return f"{text(label)} ({code_span(url)})" if url else text(label)
+    return f"[{text(label)}]({url})"
+
+
+def is_plain_url(url: str) -> bool:
+    """An http(s) URL that needs no escaping inside ``(...)``."""
+    return bool(_PLAIN_URL.fullmatch(url))
 
 
 def table_cell(value: object) -> str:

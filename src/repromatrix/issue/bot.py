@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Protocol
 
 from repromatrix.errors import UserError
+from repromatrix.github.authors import written_by
 from repromatrix.github.inert import inert
 from repromatrix.github.markdown import one_line, text
 from repromatrix.issue.answer import Result, read_result
@@ -68,16 +69,15 @@ class Comments(Protocol):
 
 def bot_comments(comments: list[dict], bots: list[str]) -> list[dict]:
     """The bot's comments, oldest first: the marker at the start, written by one of the
-    bot logins (a person, or another app, pasting the marker does not make one)."""
-    names = {name.lower() for name in bots}
-    found = []
-    for comment in comments:
-        user = comment.get("user") if isinstance(comment.get("user"), dict) else {}
-        login = str(user.get("login", "")).lower()
-        body, ident = comment.get("body"), comment.get("id")
-        if login in names and is_bot_comment(body) and isinstance(ident, int):
-            found.append(comment)
-    return found
+    bot logins (github.authors: a person, or another app, pasting the marker does not
+    make one)."""
+    return [
+        comment
+        for comment in comments
+        if written_by(comment, bots)
+        and is_bot_comment(comment.get("body"))
+        and isinstance(comment.get("id"), int)
+    ]
 
 
 def memory(comments: list[dict], bots: list[str]) -> tuple[State, list[int]]:
