@@ -73,29 +73,36 @@ def decide_comment(payload: Any, settings: IssueSettings, preflight: Preflight) 
         return Decided("ignored: the comment is a bot's")
     line = parsed.line
 
-    def refuse(reason: str, usage: bool = True) -> Decided:
+    def refuse(reason: str, usage: bool = True, author: str | None = None) -> Decided:
+        """A reply; ``author``: an untrusted one's, said at most once a day (ack)."""
         refusal = Refusal(reason, line, usage=usage)
         return Decided(
             f"refused: {refusal.reason}",
-            reply=Reply(issue=issue, comment=comment, body=refusal.reply()),
+            reply=Reply(issue=issue, comment=comment, body=refusal.reply(), author=author),
         )
 
+    login = field(payload, "comment", "user", "login") or ""
+    association = field(payload, "comment", "author_association") or ""
+    trusted = bool(login and association) and is_trusted(login, association, settings)
+    stranger = None if trusted else login[:60]
     if field(payload, "issue", "pull_request", kind=dict) is not None:
         return refuse(
             "commands run on issues only, not on pull requests (a pull request's code, "
             "perhaps a fork's, is never what a command runs); put the repro in an issue",
             usage=False,
+            author=stranger,
         )
-    login = field(payload, "comment", "user", "login") or ""
-    association = field(payload, "comment", "author_association") or ""
     if not login or not association:
-        return refuse("the event names no comment author or author association", usage=False)
-    if not is_trusted(login, association, settings):
+        return refuse(
+            "the event names no comment author or author association", usage=False, author=""
+        )
+    if not trusted:
         return refuse(
             f"@{login[:40]} is not among the authors trusted to run code here "
             f"(author association {association[:30]}). A maintainer can start it by "
             "commenting the same command.",
             usage=False,
+            author=stranger,
         )
     if isinstance(parsed, Refusal):
         return refuse(parsed.reason)
@@ -116,8 +123,9 @@ def _approved(
         return refuse("nothing to approve: the issue has no ```python block whose first "
                       "line is `# repromatrix`")  # fmt: skip
     approval = PlannedApproval(
-        issue=issue, comment=comment, sha256=repro.digest, by=login, how="approve"
-    )
+        issue=issue, comment=comment, sha256=repro.digest, by=login, how="approve",
+        head=repro.head(),
+    )  # fmt: skip
     return Decided(f"approve: #{issue} {repro.digest[:12]} by {login}", approval=approval)
 
 
@@ -200,7 +208,9 @@ def labeled_plan(
             plan.notes.append(f"#{issue}: labelled, but its body has no repro block to approve")
         else:
             plan.approvals.append(
-                PlannedApproval(issue=issue, sha256=repro.digest, by=login, how="label")
+                PlannedApproval(
+                    issue=issue, sha256=repro.digest, by=login, how="label", head=repro.head()
+                )
             )
             plan.notes.append(f"approve: #{issue} {repro.digest[:12]} labelled by {login}")
     return plan

@@ -51,6 +51,10 @@ class Repro:
     def digest(self) -> str:
         return code_digest(self.code)
 
+    def head(self, lines: int = 10, width: int = 200) -> list[str]:
+        """The code's first lines (each cut to ``width``): what an approval reply quotes."""
+        return [line[:width] for line in self.code.split("\n")[:lines]]
+
 
 def code_digest(code: str) -> str:
     """What an approval records and a run is checked against: the sha256 of the block."""
