@@ -36,7 +36,8 @@ PIECES = [
     "```", "~~~", "    ", "<details>", "</details>", "<summary>", "</summary>",
     "<!--", "-->", "--!>", "http://", "www.", "<img src=x>", "\x0c", "\x85", "\u2028",
     "1. ", "- ", "> ", "| --- |", "&#64;", "&lt;", "![x](y)", "[a](b)", "<http://x>",
-    "a@b.co", "@team/x", "#12", "GH-3", "[^1]", "[r]: http://r", "\t```",
+    "a@b.co", "@team/x", "#12", "GH-3", "[^1]", "[r]: http://r", "\t```", "&#13;", "&#10;",
+    "```mermaid\n", "$$", "> [!NOTE]",
 ]  # fmt: skip
 HOSTILE_TEXT = st.lists(st.sampled_from(PIECES), max_size=60).map("".join)
 
@@ -61,6 +62,7 @@ def test_a_tab_closer_cannot_break_out_of_a_code_block() -> None:
     shown = inert(report)
     assert problems(shown) == [] and "first bad: x 2.0" in shown
     assert code_span("a ``b`` c") == "``` a ``b`` c ```"
+    assert code_block("x", "mermaid") == "```\nx\n```\n"  # drawn by GitHub: plain code
     assert code_span("x|y", cell=True) == "`x\\|y`"
 
 

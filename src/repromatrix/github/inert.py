@@ -34,6 +34,7 @@ from collections.abc import Callable, Collection
 from markdown_it.tree import SyntaxTreeNode
 
 from repromatrix.github.markdown import (
+    RENDERED_LANGUAGES,
     code_block,
     code_span,
     escaped,
@@ -93,9 +94,10 @@ def _fitted_block(source: str, room: int | None) -> tuple[str, bool]:
 
 
 def problems(markdown: str, *, links: Collection[str] = ()) -> list[str]:
-    """What in ``markdown``, read by the one reading, would act: a link, an image,
-    HTML other than the kept <details>/<summary> tags, a mention, an issue reference
-    or an autolink in its text. Empty when it is inert."""
+    """What in ``markdown``, read by the one reading, would act: a link (but those in
+    ``links``), an image, HTML other than the kept <details>/<summary> tags, a
+    mention, an issue reference or an autolink in its text, a code block GitHub draws
+    (mermaid, geojson, ...). Empty when it is inert."""
     found: list[str] = []
     for node in parsed(markdown).walk():
         kind = node.type
@@ -107,6 +109,8 @@ def problems(markdown: str, *, links: Collection[str] = ()) -> list[str]:
             found.append(f"html_block {node.content[:40]!r}")
         elif kind in ("text", "text_special") and _LIVE.search(node.content):
             found.append(f"text {node.content[:40]!r}")
+        elif kind == "fence" and node.info.strip().split(" ")[0].lower() in RENDERED_LANGUAGES:
+            found.append(f"fence {node.info[:40]!r}")  # GitHub draws it: no code
     return found
 
 
@@ -264,8 +268,9 @@ class _Writer:
 
 
 def _text_of(content: str) -> str:
-    """Text as written, spaces kept (inline HTML's source may span lines: one here)."""
-    return escaped(content.replace("\n", " "))
+    """Text as written, spaces kept, on one line (inline HTML's source may span lines,
+    and an entity can spell a line ending: ``&#13;``)."""
+    return escaped(content.replace("\r", " ").replace("\n", " "))
 
 
 def _lines(paragraph: str) -> str:

@@ -43,6 +43,9 @@ _LINE_START = re.compile(r"^(?:[#>+=:-]|\d{1,9}(?=[.)]))")
 _LINKISH = re.compile(rf"[@＠](?!{ZWSP})|[#＃](?=[0-9０-９])|(?i:gh)(?=-\d)|:(?=//)|(?i:www)(?=\.)")
 _BACKTICKS = re.compile(r"`+")
 _LANGUAGE = re.compile(r"[A-Za-z0-9_+.-]{1,30}")
+# Code blocks GitHub renders as something else (a diagram with links, a map, a model,
+# math): shown as plain code.
+RENDERED_LANGUAGES = frozenset({"mermaid", "geojson", "topojson", "stl", "math"})
 _PLAIN_URL = re.compile(r"https?://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]{1,2000}")
 
 
@@ -99,10 +102,12 @@ def code_span(text: str, *, cell: bool = False, limit: int | None = None) -> str
 def code_block(text: str, language: str = "text") -> str:
     """A fenced block whose fence is longer than any backtick run in ``text``: no line
     of it (a tab- or space-indented one included) can close it. ``language`` is kept
-    when it is a plain word."""
+    when it is a plain word GitHub shows as code (not mermaid, geojson, topojson, stl
+    or math, which it draws)."""
     longest = max((len(m) for m in _BACKTICKS.findall(text)), default=2)
     fence = "`" * max(3, longest + 1)
-    info = language if _LANGUAGE.fullmatch(language or "") else ""
+    plain = _LANGUAGE.fullmatch(language or "") and language.lower() not in RENDERED_LANGUAGES
+    info = language if plain else ""
     body = text.rstrip("\n")
     return f"{fence}{info}\n{body}\n{fence}\n" if body else f"{fence}{info}\n{fence}\n"
 
