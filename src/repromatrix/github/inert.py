@@ -52,6 +52,8 @@ _TAG = re.compile(
 # What GitHub would link in shown text (as github.markdown.broken breaks it).
 _LIVE = re.compile(r"[@＠][A-Za-z0-9]|[#＃][0-9０-９]|(?i:gh)-\d|://|(?i:www)\.")
 _KEPT_TAG = re.compile(r"(?:\s*(?:<details>|</details>|<summary>[^<]*</summary>))+")
+_BREAKS = {"softbreak": "\n", "hardbreak": "\\\n"}
+_EMPHASIS = {"em": "*", "strong": "**", "s": "~~"}  # kept: emphasis opens nothing
 MAX_SOURCE = 4_000_000  # characters read of a text given no limit
 
 
@@ -244,16 +246,10 @@ class _Writer:
             return _text_of(node.content)
         if kind == "code_inline":
             return code_span(node.content, cell=cell)
-        if kind == "softbreak":
-            return " " if one_line else "\n"
-        if kind == "hardbreak":
-            return " " if one_line else "\\\n"
-        if kind == "em":
-            return f"*{inner()}*"
-        if kind == "strong":
-            return f"**{inner()}**"
-        if kind == "s":
-            return f"~~{inner()}~~"
+        if kind in _BREAKS:
+            return " " if one_line else _BREAKS[kind]
+        if kind in _EMPHASIS:
+            return f"{_EMPHASIS[kind]}{inner()}{_EMPHASIS[kind]}"
         if kind == "link":
             target = str(node.attrs.get("href", ""))
             if node.markup == "autolink":
