@@ -199,10 +199,8 @@ _RUN_COMMANDS = ("list", "run", "report")  # this module's own, _add_commands
 HUNT_GROUPS = tuple(((row.name,), row.cli) for row in HUNTS)
 COMMAND_GROUPS = (
     *HUNT_GROUPS,
-    (
-        ("ci-matrix", "merge", "triage", "hunt-inputs", "baseline", "hunt-comment"),
-        "repromatrix.cli.nightly",
-    ),
+    (("ci-matrix", "merge", "triage", "hunt-inputs", "baseline"), "repromatrix.cli.nightly"),
+    (("hunt-comment",), "repromatrix.cli.comments"),
     (("init",), "repromatrix.cli.init"),
     (("issue",), "repromatrix.cli.issue"),
     (("dry-run",), "repromatrix.cli.dry_run"),

@@ -6,10 +6,6 @@ repromatrix baseline --into DIR                        last night's results (gh)
 repromatrix triage --results DIR [--baseline DIR] ...  verdicts (as `report`),
                                                        regressions, tracking
                                                        issue, hunts dispatched
-repromatrix hunt-comment --report FILE ... --out FILE  a hunt's report as the
-                                                       comment bisect.yml and
-                                                       culprit.yml post (inert,
-                                                       bounded, the hunt's marker)
 """
 
 from __future__ import annotations
@@ -41,7 +37,7 @@ if TYPE_CHECKING:
 DISPATCHED = [row.name for row in HUNTS if row.workflow]
 
 # What add_commands adds (cli/app.py builds only the group a command line names).
-COMMANDS = ("ci-matrix", "merge", "triage", "hunt-inputs", "baseline", "hunt-comment")
+COMMANDS = ("ci-matrix", "merge", "triage", "hunt-inputs", "baseline")
 
 
 def _github_output(parser: argparse.ArgumentParser, help: str) -> None:
@@ -166,24 +162,6 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
     _github_output(hunting, "step outputs file (default: $GITHUB_OUTPUT): runner=<labels as JSON>")
 
-    commenting = commands.add_parser(
-        "hunt-comment",
-        help="a hunt's report as an issue comment: inert, within GitHub's limit, headed by "
-        "the hunt's marker (bisect.yml, culprit.yml)",
-    )
-    commenting.add_argument(
-        "--report", type=Path, required=True, help="bisect.md or culprit.md (missing: said so)"
-    )
-    commenting.add_argument("--title", required=True, help="the hunt in a few words")
-    commenting.add_argument("--run-url", required=True, help="the hunt's run")
-    commenting.add_argument(
-        "--artifact", required=True, help="the run's artifact that holds the whole report"
-    )
-    commenting.add_argument(
-        "--hunt", default="", help="the hunt's key on the tracking issue (triage sets it)"
-    )
-    commenting.add_argument("--out", type=Path, required=True, metavar="FILE")
-
     fetching = commands.add_parser(
         "baseline", help="download last night's artifact (the baseline; atlas.yml's state) with gh"
     )
@@ -257,8 +235,6 @@ def run_command(args: argparse.Namespace) -> int | None:
         return _baseline(args)
     if args.command == "hunt-inputs":
         return _hunt_inputs(args)
-    if args.command == "hunt-comment":
-        return _hunt_comment(args)
     return None
 
 
@@ -445,22 +421,6 @@ def _hunt_inputs(args: argparse.Namespace) -> int:
     if args.github_output is not None:
         with open(args.github_output, "a") as handle:
             handle.write(f"runner={labels}\n")
-    return 0
-
-
-def _hunt_comment(args: argparse.Namespace) -> int:
-    from repromatrix.nightly.hunt_comment import comment_body, read_report
-    from repromatrix.results import write_text_atomic
-
-    body = comment_body(
-        read_report(args.report),
-        title=args.title,
-        run_url=args.run_url,
-        artifact=args.artifact,
-        hunt=args.hunt,
-    )
-    write_text_atomic(args.out, body)
-    print(f"wrote {args.out} ({len(body):,} characters)")
     return 0
 
 
