@@ -18,6 +18,7 @@ from repromatrix.github.markdown import (
     code_block,
     code_span,
     details,
+    html_text,
     link,
     table_cell,
     text,
@@ -144,3 +145,11 @@ def test_text_and_cells_open_nothing(value: str) -> None:
     assert problems(text(value)) == []
     assert problems(f"| a |\n| --- |\n| {table_cell(value)} |\n") == []
     assert len([n for n in parsed(code_block(value)).walk() if n.type == "fence"]) == 1
+
+
+def test_breaking_a_url_never_hides_its_credentials_from_the_mask() -> None:
+    # The mask (redact.py) finds "://user:pass@"; a zero-width space put there first
+    # would have let the password through every door.
+    said = "resolve: https://bob:canarypass77@idx.example failed"
+    assert "canarypass77" not in text(said) and "canarypass77" not in inert(said)
+    assert "canarypass77" not in html_text(said) and "canarypass77" not in table_cell(said)

@@ -35,6 +35,7 @@ from markdown_it.tree import SyntaxTreeNode
 
 from repromatrix.github.markdown import (
     RENDERED_LANGUAGES,
+    broken,
     code_block,
     code_span,
     escaped,
@@ -43,15 +44,19 @@ from repromatrix.github.markdown import (
     line_start,
 )
 from repromatrix.github.reading import parsed
+from repromatrix.redact import redact_text
 
 _TAG = re.compile(
     r"\s*(?:(?P<open><details(?:\s+open)?\s*>)|(?P<close></details\s*>)"
-    r"|<summary>(?P<summary>[^<]*)</summary>)",
+    r"|<summary>(?P<summary>(?:[^<]|<code>[^<]*</code>)*)</summary>)",
     re.IGNORECASE,
 )
+_CODE_TAG = re.compile(r"(<code>[^<]*</code>)", re.IGNORECASE)
 # What GitHub would link in shown text (as github.markdown.broken breaks it).
 _LIVE = re.compile(r"[@＠][A-Za-z0-9]|[#＃][0-9０-９]|(?i:gh)-\d|://|(?i:www)\.")
-_KEPT_TAG = re.compile(r"(?:\s*(?:<details>|</details>|<summary>[^<]*</summary>))+")
+_KEPT_TAG = re.compile(
+    r"(?:\s*(?:<details>|</details>|<summary>(?:[^<]|<code>[^<]*</code>)*</summary>))+"
+)
 _BREAKS = {"softbreak": "\n", "hardbreak": "\\\n"}
 _EMPHASIS = {"em": "*", "strong": "**", "s": "~~"}  # kept: emphasis opens nothing
 MAX_SOURCE = 4_000_000  # characters read of a text given no limit
@@ -70,6 +75,7 @@ def inert(
     room = None if limit is None else limit - len(note) - 2
     # Text beyond what could fit is not read (escapes only lengthen what is shown).
     source = markdown[: MAX_SOURCE if room is None else min(MAX_SOURCE, 4 * room + 4096)]
+    source = redact_text(source)  # once, before any text is broken (github.markdown.broken)
     written, cut = rewrite(source, room=room, links=links)
     if problems(written, links=links):  # never expected: the writer has a bug; show it all as code
         written, cut = _fitted_block(source, room)
@@ -169,7 +175,7 @@ class _Writer:
                     depth -= 1
                     out.append("</details>")
             else:
-                out.append(f"<summary>{html_text(html.unescape(found['summary']))}</summary>")
+                out.append(f"<summary>{_summary(found['summary'])}</summary>")
             at = found.end()
         self.depth = depth
         return "".join(out)
@@ -266,7 +272,19 @@ class _Writer:
 def _text_of(content: str) -> str:
     """Text as written, spaces kept, on one line (inline HTML's source may span lines,
     and an entity can spell a line ending: ``&#13;``)."""
-    return escaped(content.replace("\r", " ").replace("\n", " "))
+    return escaped(content.replace("\r", " ").replace("\n", " "), masked=True)
+
+
+def _summary(source: str) -> str:
+    """A <summary>'s text and <code> spans, each escaped again as HTML (spaces between
+    them kept)."""
+    parts = _CODE_TAG.split(" ".join(source.split()))
+    return "".join(
+        f"<code>{html_text(html.unescape(part[6:-7]), masked=True)}</code>"
+        if index % 2
+        else broken(html.escape(html.unescape(part), quote=False), masked=True)
+        for index, part in enumerate(parts)
+    )
 
 
 def _lines(paragraph: str) -> str:

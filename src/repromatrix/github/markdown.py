@@ -29,6 +29,8 @@ from __future__ import annotations
 import html
 import re
 
+from repromatrix.redact import redact_text
+
 COMMENT_LIMIT = 65_536  # GitHub's limit on an issue body and on a comment
 
 ZWSP = "\u200b"  # breaks a mention, a reference or an autolink; shows as nothing
@@ -49,9 +51,12 @@ RENDERED_LANGUAGES = frozenset({"mermaid", "geojson", "topojson", "stl", "math"}
 _PLAIN_URL = re.compile(r"https?://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]{1,2000}")
 
 
-def broken(text: str) -> str:
+def broken(text: str, *, masked: bool = False) -> str:
     """``text`` with a zero-width space after each mention, reference or autolink start
-    (none added where one is already)."""
+    (none added where one is already). Secrets are masked first (redact.py; ``masked``:
+    the caller did it, once for a whole text): a space inside ``https://user:pass@``, or
+    in a secret holding ``@``, would hide it from the mask every written byte passes."""
+    text = text if masked else redact_text(text)
     return _LINKISH.sub(lambda found: found.group() + ZWSP, text)
 
 
@@ -60,10 +65,11 @@ def text(value: object) -> str:
     return line_start(escaped(one_line(str(value))))
 
 
-def escaped(text: str) -> str:
+def escaped(text: str, *, masked: bool = False) -> str:
     """``text`` (spaces kept) with every character that could open Markdown escaped and
     mentions, references and autolinks broken; its line's start is ``line_start``'s."""
-    return broken("".join("\\" + char if char in _ANYWHERE else char for char in text))
+    marked = "".join("\\" + char if char in _ANYWHERE else char for char in text)
+    return broken(marked, masked=masked)
 
 
 def line_start(line: str) -> str:
@@ -79,10 +85,10 @@ def line_start(line: str) -> str:
     return "\\" + line
 
 
-def html_text(value: object) -> str:
+def html_text(value: object, *, masked: bool = False) -> str:
     """Plain text inside an HTML element (a <summary>): escaped as HTML (Markdown does
     not read it there), mentions and references broken, on one line."""
-    return broken(html.escape(one_line(str(value)), quote=False))
+    return broken(html.escape(one_line(str(value)), quote=False), masked=masked)
 
 
 def code_span(text: str, *, cell: bool = False, limit: int | None = None) -> str:
