@@ -210,7 +210,7 @@ def test_a_comment_without_a_repro_block_is_refused(issues: Issues) -> None:
 
     assert run.returncode == 0, run.tail()
     (reply,) = issues.replies()
-    assert "no repro: neither the comment nor the issue has a ```python block" in reply
+    assert "no repro: neither the comment nor the issue has a ```` ```python ```` block" in reply
     assert issues.gh.reactions() == [(issues.asked, "confused")]
 
 

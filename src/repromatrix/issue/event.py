@@ -120,7 +120,7 @@ def _approved(
     except UserError as err:
         return refuse(str(err))
     if repro is None or not LOGIN.match(login):
-        return refuse("nothing to approve: the issue has no ```python block whose first "
+        return refuse("nothing to approve: the issue has no ```` ```python ```` block whose first "
                       "line is `# repromatrix`")  # fmt: skip
     approval = PlannedApproval(
         issue=issue, comment=comment, sha256=repro.digest, by=login, how="approve",
@@ -147,7 +147,7 @@ def _planned(
             )
             if repro is None:
                 return refuse(
-                    "no repro: neither the comment nor the issue has a ```python block "
+                    "no repro: neither the comment nor the issue has a ```` ```python ```` block "
                     "whose first line is `# repromatrix`, and no --case was given"
                 )
         job = make_job(
