@@ -98,9 +98,9 @@ class Refusal:
             lines += ["", "Accepted syntax:", "", "```", USAGE, "```"]
             lines += [
                 "",
-                "The repro is the first ```` ```python ```` block of the comment (else of the issue) "
-                "whose first line is `# repromatrix` (optionally `# repromatrix: PKG "
-                "PKG==VER ...`, the packages it needs), or `--case CASE_ID` from cases/.",
+                "The repro is the first ```` ```python ```` block of the comment (else of "
+                "the issue) whose first line is `# repromatrix` (optionally `# repromatrix: "
+                "PKG PKG==VER ...`, the packages it needs), or `--case CASE_ID` from cases/.",
             ]
         return "\n".join(lines)
 
