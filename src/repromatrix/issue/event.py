@@ -8,7 +8,8 @@ seen (fields missing, of another type, not an object at all) gives a note in the
 log and, where the comment can be answered, a refusal; never a traceback.
 
 Who may run what: only a trusted author (config.is_trusted) starts a run or approves;
-others get a reply saying a maintainer can start it with the same command. A label is
+others get a reply saying a maintainer can start it with the same command (marked as
+an untrusted author's: the ack job says it at most once a day per author and issue). A label is
 trusted when its sender is named in the settings or may write to the repository (the
 labeled event has no author association; an issue template's label is the author's).
 Comments on pull requests are all refused: the workflow runs on the default branch, and a PR's code
