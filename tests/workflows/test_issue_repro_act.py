@@ -24,6 +24,7 @@ from support.gh_double import BOT_USER
 from support.nights import Scenario
 from support.pip import PIP
 
+from repromatrix.issue.confine import REPRO_UID
 from repromatrix.issue.repro import code_digest, find_repro
 from repromatrix.issue.state import MARKER, Approval, Observed, State, read_state, render
 
@@ -265,6 +266,7 @@ import os, subprocess, sys, time
 print({forged!r})
 print("<!-- repromatrix:state garbage -->")
 print("ENVIRONMENT:", " ".join(sorted(os.environ)))
+print("USER ID:", os.getuid())
 first = os.fork()
 if first == 0:
     os.setsid()
@@ -350,6 +352,13 @@ def test_a_hostile_repro_reaches_no_trusted_job_and_not_the_bots_memory(
         for name in line.split(":", 1)[1].split()
     }
     assert "PATH" in seen and not {n for n in seen if TOKEN_NAMES.match(n)}
+    users = {
+        line
+        for log in logs.glob(f"{ISSUE}/*/steps/*.run.log")
+        for line in log.read_text().splitlines()
+        if line.startswith("USER ID:")
+    }
+    assert users == {f"USER ID: {REPRO_UID}"}  # confined: the sandbox's own user
     assert not seen & {"WANDB_API_KEY", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT"}, seen
 
     # 3. The author edits the repro after approval: the watch refuses it, said once.
