@@ -312,7 +312,10 @@ def bounded_run(
             stderr=subprocess.PIPE,
         ) as proc,
     ):
-        sinks = {proc.stdout: BoundedSink(out_file, limit), proc.stderr: BoundedSink(err_file, limit)}
+        sinks = {
+            proc.stdout: BoundedSink(out_file, limit),
+            proc.stderr: BoundedSink(err_file, limit),
+        }
         timed_out = False
         try:
             with selectors.DefaultSelector() as selector:

@@ -97,7 +97,14 @@ def test_it_writes_its_private_tmp_and_answer_folder_and_nothing_else(tmp_path: 
                 print("refused", folder, err.strerror)
     """)
     try:
-        targets = [workspace, actions, shared, Path("/tmp"), Path(sys.prefix), tmp_path / "answers/7"]
+        targets = [
+            workspace,
+            actions,
+            shared,
+            Path("/tmp"),
+            Path(sys.prefix),
+            tmp_path / "answers/7",
+        ]
         status, said, answers = sandboxed(
             code, tmp_path, args=[str(t) for t in targets], read=[workspace, actions]
         )

@@ -13,7 +13,6 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
 from support.confinement import processes_with
 from support.wheels import version_wheel
 
@@ -148,11 +147,15 @@ def test_the_bounded_output_holds_only_a_chunk_and_a_tail_in_memory(tmp_path: Pa
         talk = "import sys\\nfor _ in range(50 * 1024): sys.stdout.write('x' * 1023 + '\\\\n'); " \\
                "sys.stderr.write('y' * 1023 + '\\\\n')\\nprint('last')"
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        done = procs.run([sys.executable, "-c", talk], timeout=120, output_limit=SCRIPT_OUTPUT_LIMIT)
+        done = procs.run([sys.executable, "-c", talk], timeout=120,
+                         output_limit=SCRIPT_OUTPUT_LIMIT)
         after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        print((after - before) // 1024, len(done.stdout) + len(done.stderr), done.stdout.splitlines()[-1])
+        kept = len(done.stdout) + len(done.stderr)
+        print((after - before) // 1024, kept, done.stdout.splitlines()[-1])
     """)
-    ran = subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True, timeout=120)
+    ran = subprocess.run(
+        [sys.executable, "-c", driver], capture_output=True, text=True, timeout=120
+    )
     assert ran.returncode == 0, ran.stderr
     grown_mb, kept, last = ran.stdout.split()
     assert int(grown_mb) < 20 and int(kept) < 5 * 1024 * 1024 and last == "last"
@@ -171,7 +174,9 @@ def test_where_it_cannot_confine_the_run_job_refuses_with_one_line(tmp_path: Pat
         "confined here (issue: confinement: optional in .github/repromatrix.yml runs it "
         "unconfined)"
     )
-    assert done.returncode == 2 and done.stderr.strip().splitlines() == [f"repromatrix: error: {line}"]
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+        f"repromatrix: error: {line}"
+    ]
     assert _answer(tmp_path)["headline"] == line  # the issue is told too
 
 
@@ -179,8 +184,10 @@ def test_a_repository_that_opts_out_runs_it_unconfined_and_says_so(tmp_path: Pat
     plan = _plan(tmp_path, "# repromatrix: probe-pkg\nimport probe_pkg\n", confinement="optional")
     done = _issue_run(tmp_path, plan, PATH=f"{Path(sys.executable).parent}")  # no bwrap
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "warning: bubblewrap (bwrap) is not installed: apt-get install bubblewrap: " \
+    assert (
+        "warning: bubblewrap (bwrap) is not installed: apt-get install bubblewrap: "
         "the repro runs unconfined (issue: confinement: optional)" in done.stdout
+    )
     assert _answer(tmp_path)["outcome"] == "good"
 
 

@@ -134,7 +134,9 @@ def test_every_checkout_keeps_no_credential_on_disk(path: Path) -> None:
     for name, job in _load(path)["jobs"].items():
         for step in job.get("steps", []):
             if str(step.get("uses", "")).startswith("actions/checkout@"):
-                assert step.get("with", {}).get("persist-credentials") is False, f"{path.name}:{name}"
+                assert step.get("with", {}).get("persist-credentials") is False, (
+                    f"{path.name}:{name}"
+                )
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=[p.name for p in WORKFLOWS])

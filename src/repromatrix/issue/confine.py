@@ -103,7 +103,9 @@ class Limits:
         )
 
     def args(self) -> list[str]:
-        return [str(v) for v in (self.cpu_seconds, self.data_bytes, self.file_bytes, self.processes)]
+        return [
+            str(v) for v in (self.cpu_seconds, self.data_bytes, self.file_bytes, self.processes)
+        ]
 
 
 _RLIMITS = (resource.RLIMIT_CPU, resource.RLIMIT_DATA, resource.RLIMIT_FSIZE, resource.RLIMIT_NPROC)

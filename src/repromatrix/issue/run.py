@@ -151,7 +151,9 @@ def run_issue(
             "(issue: confinement: optional in .github/repromatrix.yml runs it unconfined)"
         )
         for job in jobs:
-            write_result(out, Result(issue=job.issue, kind=job.kind, status="failed", headline=line))
+            write_result(
+                out, Result(issue=job.issue, kind=job.kind, status="failed", headline=line)
+            )
         raise UserError(line)
     say(f"warning: {why}: the repro runs unconfined (issue: confinement: optional)")
     return run_plan(plan, folder, out, cases, say, issue)
@@ -169,7 +171,9 @@ def _jobs_of(plan: Plan, issue: int | None) -> list[Job]:
 SANDBOX_GRACE = 300
 
 
-def _run_confined(job: Job, folder: Path, out: Path, cases: Path, say: Callable[[str], None]) -> Result:
+def _run_confined(
+    job: Job, folder: Path, out: Path, cases: Path, say: Callable[[str], None]
+) -> Result:
     """One job in its sandbox: ``repromatrix issue run --sandboxed`` for this issue, its
     answer folder the one place it writes; that folder made plain data after."""
     answers = answer_folder(out, job.issue).resolve()
@@ -183,11 +187,14 @@ def _run_confined(job: Job, folder: Path, out: Path, cases: Path, say: Callable[
     seconds = job.timeout + 60 + SANDBOX_GRACE
     with confine.private_tmp() as tmp:
         view = confine.View(tmp, read=tuple(read), write=(answers,))
-        argv = confine.command(inner, view, env, confine.Limits.for_job(seconds), bwrap=confine.bwrap())
+        argv = confine.command(
+            inner, view, env, confine.Limits.for_job(seconds), bwrap=confine.bwrap()
+        )
         code = confine.supervise(argv, timeout=seconds, say=say)
     removed = confine.hand_back(answers, owner)
     if removed:
-        say(f"#{job.issue}: not uploaded (no plain file, or over the size limit): {', '.join(removed[:10])}")
+        listed = ", ".join(removed[:10])
+        say(f"#{job.issue}: not uploaded (no plain file, or over the size limit): {listed}")
     result = _sandbox_answer(job, answers, code)
     write_result(out, result)
     return result
