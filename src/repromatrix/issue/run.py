@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import sys
 import time
@@ -42,6 +43,7 @@ from repromatrix.hunts.bisect.run import run_bisect
 from repromatrix.hunts.sweep.run import run_sweep
 from repromatrix.issue import confine
 from repromatrix.issue.answer import (
+    ANSWER_FILE,
     MAX_MARKDOWN,
     Result,
     answer_folder,
@@ -191,12 +193,15 @@ def _run_confined(
             inner, view, env, confine.Limits.for_job(seconds), bwrap=confine.bwrap()
         )
         code = confine.supervise(argv, timeout=seconds, say=say)
-    removed = confine.hand_back(answers, owner)
+    removed = confine.hand_back(answers, owner)  # before anything of it is read
     if removed:
         listed = ", ".join(removed[:10])
         say(f"#{job.issue}: not uploaded (no plain file, or over the size limit): {listed}")
     result = _sandbox_answer(job, answers, code)
+    if (answers / ANSWER_FILE).is_dir():  # the job's to make; the answer's place
+        shutil.rmtree(answers / ANSWER_FILE)
     write_result(out, result)
+    os.lchown(answers / ANSWER_FILE, *owner)
     return result
 
 
