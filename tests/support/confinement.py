@@ -21,15 +21,19 @@ def sandboxed(
     limits: confine.Limits | None = None,
     env: dict[str, str] | None = None,
     timeout: float = 60,
+    user: tuple[int, int] = (confine.REPRO_UID, confine.REPRO_GID),
 ) -> tuple[int | None, list[str], Path]:
     """``code`` run by this interpreter in a sandbox as the run job makes it: its exit
     status, the lines it said, its answer folder (writable)."""
     answers = tmp_path / "answers" / "7"
-    confine.make_writable(answers)
+    confine.make_writable(answers, *user)
     said: list[str] = []
-    with confine.private_tmp() as private:
+    with confine.private_tmp(*user) as private:
         view = confine.View(
-            private, read=(*confine.harness_places(), *map(str, read)), write=(answers,)
+            private,
+            read=(*confine.harness_places(), *map(str, read)),
+            write=(answers,),
+            user=user,
         )
         argv = confine.command(
             [sys.executable, "-c", code, *args],

@@ -114,11 +114,13 @@ _RLIMITS = (resource.RLIMIT_CPU, resource.RLIMIT_DATA, resource.RLIMIT_FSIZE, re
 @dataclass(frozen=True)
 class View:
     """What the sandbox shows besides the read-only machine: ``private_tmp`` (a folder of
-    the supervisor's) as /tmp, ``read`` visible (wherever they are), ``write`` writable."""
+    the supervisor's) as /tmp, ``read`` visible (wherever they are), ``write`` writable;
+    and whom it runs as."""
 
     private_tmp: Path
     read: tuple[Path, ...] = ()
     write: tuple[Path, ...] = ()
+    user: tuple[int, int] = (REPRO_UID, REPRO_GID)  # uid, gid
 
 
 def bwrap() -> str:
@@ -193,7 +195,7 @@ def _ancestors(path: Path) -> list[str]:
     return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def view_args(view: View, uid: int = REPRO_UID, gid: int = REPRO_GID) -> list[str]:
+def view_args(view: View) -> list[str]:
     """bwrap's arguments for ``view``: the machine read-only, fresh /proc and /dev (with
     the GPUs), the private /tmp, and each needed path visible at its own place."""
     args = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm"]
@@ -214,7 +216,7 @@ def view_args(view: View, uid: int = REPRO_UID, gid: int = REPRO_GID) -> list[st
             if ancestor in hidden or ancestor in covers:
                 cover = ancestor
                 break
-            if not _searchable(ancestor, uid, gid):
+            if not _searchable(ancestor, *view.user):
                 covers.append(ancestor)
                 cover = ancestor
                 break
@@ -249,10 +251,10 @@ def command(
     argv += ["--chdir", str(PRIVATE_TMP), "--clearenv"]
     for name, value in sorted({**env, **SANDBOX_PLACES}.items()):
         argv += ["--setenv", name, value]
-    # Only what the entry needs to empty the capability sets and become REPRO_UID.
+    # Only what the entry needs to empty the capability sets and become the job's user.
     argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
     argv += ["--"]
-    argv += [python, "-I", "-m", "repromatrix.issue.confine", str(REPRO_UID), str(REPRO_GID)]
+    argv += [python, "-I", "-m", "repromatrix.issue.confine", *map(str, view.user)]
     return [*argv, *limits.args(), "--", *inner]
 
 
