@@ -12,11 +12,13 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 from support.wheels import version_wheel
 
 from repromatrix.environment import IndexSettings
 from repromatrix.hunts.atlas.conflicts import uv_resolver
 from repromatrix.hunts.atlas.page import MAX_SQUARES, render_html
+from repromatrix.hunts.atlas.report import render_summary
 from repromatrix.hunts.atlas.state import AtlasState, CaseRecord, CellRecord, write_state
 from repromatrix.hunts.atlas.view import load_view
 
@@ -73,3 +75,37 @@ def test_the_page_is_bounded_and_inert_for_any_state(tmp_path: Path) -> None:
     assert scripts == ['<script type="application/json" id="atlas-data">', "<script>"]
     data = re.search(r'id="atlas-data">(.*?)</script>', page, re.S).group(1)
     assert "</script" not in data and json.loads(data)["answers"]
+
+
+def test_the_summary_a_nightly_posts_is_inert(tmp_path: Path) -> None:
+    """summary.md goes to the step summary: a cause, an error or a case id a cell wrote
+    opens no link, image, HTML or heading there and mentions nobody (read back with
+    markdown-it-py, as CommonMark reads it)."""
+    evil = (
+        "@maintainer see [here](https://evil.example) ![x](https://evil.example/i.png)"
+        " <b>x</b>\n# head"
+    )
+    axes = {"a": ["1.0", "1.1", "1.2"], "b": ["2.0", "2.1"]}
+    cells = [
+        CellRecord({"a": a, "b": b}, "breaks" if a == "1.1" else "works",
+                   {"t.py::t": CaseRecord("failed", runs=1, signature="s", cause=evil, error=evil)
+                               if a == "1.1" else CaseRecord("passed", runs=1, passed=1)},
+                   repro=f"repromatrix check --pin a=={a} --pin b=={b}")
+        for a in axes["a"] for b in axes["b"]
+    ]  # fmt: skip
+    write_state(tmp_path, AtlasState(axes=axes, cells=cells, cases=["t.py::t"]))
+    summary = render_summary(load_view(tmp_path))
+    assert "evil.example" in summary, "the cause is shown"
+    tokens = MarkdownIt("commonmark").parse(summary)
+    inline = [t for block in tokens for t in (block.children or [])]
+    opened = {t.type for t in inline} | {t.type for t in tokens}
+    assert not opened & {"link_open", "image", "html_inline", "html_block"}, opened
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert set(headings) <= {
+        "Compatibility atlas",
+        "Releases that fail on their own",
+        "Breaks by cause",
+        "Three-way failures",
+        "Where answers change",
+    }
+    assert "@maintainer" not in summary.replace("\\", ""), "the mention is broken"

@@ -260,7 +260,7 @@ def _causes(view: View) -> str:
         items.append(f"<li>{_e(cause.text(view))}{after}{repro}</li>")
     return (
         f'<h2>Breaks by cause</h2><div class="meta">{counted(total, "break")}, '
-        f'{counted(len(found), "cause")}</div>'
+        f"{counted(len(found), 'cause')}</div>"
         f'<ul id="causes">{"".join(items) or "<li>none</li>"}</ul>'
     )
 

@@ -3,7 +3,9 @@ pair's answer, per case) and summary.md (the atlas in a few lines), rendered fro
 atlas.json alone (asv's publish: re-rendering runs nothing).
 
 What a cell wrote reaches these files as text only: bounded (state.py), links
-http(s) or nothing, no CSV cell that a spreadsheet would read as a formula.
+http(s) or nothing, no CSV cell that a spreadsheet would read as a formula, and in
+summary.md (appended to the nightly's step summary) only through the inert Markdown
+builders every post uses (github/markdown.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import csv
 import io
 from pathlib import Path
 
+from repromatrix.github.markdown import code_span, text
 from repromatrix.hunts.atlas import summary as facts
 from repromatrix.hunts.atlas.page import render_html
 from repromatrix.hunts.atlas.query import recommend
@@ -39,12 +42,12 @@ def render(out: Path) -> list[Path]:
 def write_report(view: View) -> list[Path]:
     folder = view.folder
     written = []
-    for name, text in (
+    for name, rendered in (
         ("index.html", render_html(view)),
         ("answers.csv", render_csv(view)),
         ("summary.md", render_summary(view)),
     ):
-        write_text_atomic(folder / name, text)
+        write_text_atomic(folder / name, rendered)
         written.append(folder / name)
     return written
 
@@ -99,33 +102,37 @@ def render_summary(view: View) -> str:
     lines = [
         "# Compatibility atlas",
         "",
-        "- axes: " + "; ".join(f"{p} {', '.join(v)}" for p, v in universe.axes.items()),
+        "- axes: " + text("; ".join(f"{p} {', '.join(v)}" for p, v in universe.axes.items())),
         f"- cells tested: {len(view.cells)}; lower bound {universe.lower_bound()}",
-        f"- pairs: {facts.counts_line(view)}",
+        f"- pairs: {text(facts.counts_line(view))}",
         f"- breaks: {facts.counted(breaks, 'break')}, {facts.counted(len(by_cause), 'cause')}",
-        "- audit: " + _audit_line(view),
+        "- audit: " + text(_audit_line(view)),
         f"- cell time: {seconds / 60:.0f} min over {facts.counted(len(view.state.cells), 'cell')}"
         f" ({facts.counted(runs, 'finished run')})",
     ]
     if found["set"]:
-        lines.append("- recommended: " + " ".join(f"{p}=={v}" for p, v in found["set"].items()))
+        pins = " ".join(f"{p}=={v}" for p, v in found["set"].items())
+        lines.append("- recommended: " + code_span(pins))
     solo = facts.alone(view)
     if solo:
         lines += ["", "## Releases that fail on their own", ""]
         for value, answers in sorted(solo.items()):
             for case in answers:
                 why = facts.brief(case.cause_line or case.error)
-                lines.append(f"- {shown([value])}: {case.case}: {why} ({case.note})")
+                lines.append(
+                    f"- {text(shown([value]))}: {code_span(case.case)}: "
+                    f"{text(f'{why} ({case.note})')}"
+                )
     lines += ["", "## Breaks by cause", ""]
-    lines += [f"- {cause.text(view)}" + (f"; rerun: `{cause.repro}`" if cause.repro else "")
-              for cause in by_cause[:MAX_LINES]] or ["- none"]  # fmt: skip
+    lines += [f"- {text(cause.text(view))}" + (f"; rerun: {code_span(cause.repro)}" if cause.repro
+              else "") for cause in by_cause[:MAX_LINES]] or ["- none"]  # fmt: skip
     three = facts.three_way(view)
     if three:
         lines += ["", "## Three-way failures", ""]
-        lines += [f"- {t.text()}" for t in three[:MAX_LINES]]
+        lines += [f"- {text(t.text())}" for t in three[:MAX_LINES]]
     lines += ["", "## Where answers change", ""]
     changes = facts.transitions(view)[:MAX_LINES]
-    lines += [f"- {change.text()}" for change in changes] or ["- nowhere"]
+    lines += [f"- {text(change.text())}" for change in changes] or ["- nowhere"]
     return "\n".join(lines) + "\n"
 
 
