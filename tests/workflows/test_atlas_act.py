@@ -182,7 +182,7 @@ def test_two_nights_answer_every_pair_and_publish_the_page(atlas_scenario: Scena
     rows = list(csv.DictReader(io.StringIO(page["answers.csv"])))
     assert len(rows) == 4, rows  # one case: a row per pair
     assert "breaks" in {r.get("status") for r in rows}, rows[0]
-    recommended = "recommended: atlas-fake-a==1.1 atlas-fake-b==1.0"
+    recommended = "recommended: `atlas-fake-a==1.1 atlas-fake-b==1.0`"
     assert recommended in page["summary.md"]
     assert recommended in second.summary()  # the step summary
     assert not _deployed(second), second.tail()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import subprocess
 import textwrap
 from pathlib import Path
@@ -180,7 +181,8 @@ def test_a_planted_universe_is_answered_right_through_the_wheelhouse(project: Pa
     assert cells <= 1.3 * 16 + 3 * len(broken), (cells, len(broken))
 
     triple = {"atlas-fake-a": "1.0", "atlas-fake-b": "1.0", "atlas-fake-c": "0.1"}
-    summary = (folder / "summary.md").read_text()
+    # as it reads once rendered: summary.md escapes what a cell wrote (github/markdown.py)
+    summary = re.sub(r"\\(.)", r"\1", (folder / "summary.md").read_text())
     if any(c["pins"] == triple for c in data["cells"]):
         assert "## Three-way failures" in summary
         assert "atlas-fake-a 1.0 + atlas-fake-b 1.0 + atlas-fake-c 0.1 fail together" in summary
