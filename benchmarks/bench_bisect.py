@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from repromatrix.hunts.bisect.run import BisectOptions, run_bisect  # noqa: E402
 from repromatrix.matrix.cell import CellSpec  # noqa: E402
-from repromatrix.probe.check import parse_pin_option  # noqa: E402
+from repromatrix.matrix.pins import parse_pin_option  # noqa: E402
 from repromatrix.probe.prober import CellProber  # noqa: E402
 from repromatrix.probe.spec import Probe  # noqa: E402
 from repromatrix.results import write_json_atomic  # noqa: E402

@@ -22,7 +22,7 @@ from repromatrix.hunts.bisect.report import (
 )
 from repromatrix.hunts.bisect.run import BisectOptions, run_bisect
 from repromatrix.matrix.cell import CellSpec
-from repromatrix.probe.check import parse_pin_option
+from repromatrix.matrix.pins import parse_pin_option
 from repromatrix.probe.observation import BuiltCell, DateCap, InstallFailure, Observation
 from repromatrix.probe.rounds import probe_devices
 from repromatrix.probe.spec import Probe

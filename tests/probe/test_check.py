@@ -16,8 +16,8 @@ from repromatrix.environment.uv import InstallError, Interpreter
 from repromatrix.errors import UserError
 from repromatrix.hunts.check.run import CheckOptions, plan, run
 from repromatrix.matrix.cell import CellSpec
-from repromatrix.matrix.pins import PinKind, pin_text
-from repromatrix.probe.check import check, parse_pin_option, unique_pins, unpinned_import
+from repromatrix.matrix.pins import PinKind, parse_pin_option, pin_text, unique_pins
+from repromatrix.probe.check import check, unpinned_import
 from repromatrix.probe.observation import EXIT_CODES
 from repromatrix.probe.spec import Probe, Trial
 from repromatrix.search.bisection import ProbeOutcome

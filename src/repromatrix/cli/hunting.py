@@ -168,7 +168,7 @@ def cell_spec(
     """The command's cell: its ``--pin`` (and ``--python``) over ``--cell``'s
     combination (matrix.cell.CellSpec.from_command says what comes from it)."""
     from repromatrix.matrix.cell import CellSpec
-    from repromatrix.probe.check import parse_pin_option, unique_pins
+    from repromatrix.matrix.pins import parse_pin_option, unique_pins
 
     pins = unique_pins([parse_pin_option(p) for p in args.pin])
     combo = _combination(args.cell) if args.cell else None

@@ -24,7 +24,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from repromatrix.errors import UserError, key_path
-from repromatrix.probe.check import parse_pin_option
+from repromatrix.matrix.pins import parse_pin_option
 
 CONFIG_FILE = Path(".github/repromatrix.yml")
 TRUSTED_VARIABLE = "REPROMATRIX_TRUSTED"

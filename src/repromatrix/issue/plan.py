@@ -26,8 +26,7 @@ from repromatrix.issue.command import Command
 from repromatrix.issue.config import DEFAULT_BOTS, IssueSettings
 from repromatrix.issue.repro import Repro
 from repromatrix.matrix.cell import CellSpec
-from repromatrix.matrix.pins import pin_text
-from repromatrix.probe.check import parse_pin_option, unique_pins
+from repromatrix.matrix.pins import parse_pin_option, pin_text, unique_pins
 from repromatrix.probe.spec import Probe
 from repromatrix.results import write_json_atomic, write_text_atomic
 from repromatrix.search.bisection import Find

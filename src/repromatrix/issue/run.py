@@ -37,7 +37,7 @@ from repromatrix.hunts.sweep.run import run_sweep
 from repromatrix.issue.answer import MAX_MARKDOWN, Result, answer_folder, write_result
 from repromatrix.issue.plan import Job, Plan, bisect_options, pins_of, probe_for, sweep_options
 from repromatrix.matrix.cell import CellSpec
-from repromatrix.probe.check import pins_text
+from repromatrix.matrix.pins import pins_text
 from repromatrix.probe.prober import CellProber
 from repromatrix.probe.spec import Trial
 from repromatrix.redact import redact_text

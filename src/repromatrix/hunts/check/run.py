@@ -8,14 +8,14 @@ temporary folder.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from repromatrix.environment import IndexSettings
 from repromatrix.matrix.cell import CellSpec
+from repromatrix.matrix.pins import Pin, PinKind, pin_text, pins_text
 from repromatrix.outcomes import ProbeOutcome
-from repromatrix.probe.check import pins_text, resolved_floating
 from repromatrix.probe.observation import EXIT_CODES, Observation
 from repromatrix.probe.prober import Prober
 from repromatrix.probe.spec import Probe, Trial
@@ -80,3 +80,14 @@ def run(
         f"({observation.detail}, {observation.seconds:.1f}s)"
     )
     return observation, EXIT_CODES[observation.outcome]
+
+
+def resolved_floating(pins: Sequence[Pin], resolved: Mapping[str, str]) -> str:
+    """What the pins that name no exact version resolved to, for the console:
+    ``peft>=0.15 -> 0.17.1, trl=latest -> 0.26.2`` (empty when all pins are exact)."""
+    shown = [
+        f"{pin_text(pin)} -> {resolved.get(pin.package, 'not installed')}"
+        for pin in pins
+        if pin.kind not in (PinKind.EXACT, PinKind.ABSENT)
+    ]
+    return ", ".join(shown)
