@@ -3,7 +3,7 @@ to reports/bisect/<package>-<good>-<bad>/:
 
 plan: check the input, list candidates (options.py, probe/candidates.py) -> run:
 search with one probe per step from the prober it is handed (probing.py:
-search/bisection.py's k-section) -> the answer into the record (record.py) ->
+search/bisection.py's k-section) -> the answer into the record (book.py) ->
 bisect.json + bisect.md (report.py), rewritten as it goes.
 
 With ``--git``, refs that are not both releases plan a commit bisect instead, and a
@@ -24,6 +24,7 @@ from rich.console import Console
 from repromatrix import procs
 from repromatrix.console import plain_console
 from repromatrix.environment.as_of import before_first_release
+from repromatrix.hunts.bisect.book import Book, conclude, finish, told
 from repromatrix.hunts.bisect.commit_run import (
     CommitPlan,
     continue_into_commits,
@@ -38,7 +39,6 @@ from repromatrix.hunts.bisect.options import (
 )
 from repromatrix.hunts.bisect.options import plan as plan_releases
 from repromatrix.hunts.bisect.probing import Progress, Walk, search_with_probes
-from repromatrix.hunts.bisect.record import Book, conclude, finish, told
 from repromatrix.hunts.bisect.report import BisectRecord
 from repromatrix.hunts.rerun import reproducible
 from repromatrix.matrix.pins import Pin, PinKind
