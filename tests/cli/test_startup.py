@@ -136,7 +136,7 @@ def test_each_group_module_defines_the_commands_the_app_names_for_it() -> None:
 @pytest.mark.parametrize(
     ("command", "absent"),
     [
-        ("check", ("repromatrix.cli.nightly", "repromatrix.gh", "repromatrix.cli.init")),
+        ("check", ("repromatrix.cli.nightly", "repromatrix.github.client", "repromatrix.cli.init")),
         ("run", ("repromatrix.cli.bisect", "repromatrix.cli.nightly", "repromatrix.cli.issue")),
         ("triage", ("repromatrix.cli.bisect", "repromatrix.cli.init")),
     ],

@@ -68,7 +68,7 @@ def run_command(args: argparse.Namespace) -> int | None:
         return None
     if args.step == "parse":
         return _parse(args)
-    from repromatrix.gh import IssueComments
+    from repromatrix.github.client import IssueComments
     from repromatrix.issue.bot import acknowledge, post_answers
     from repromatrix.issue.plan import read_plan
     from repromatrix.issue.run import run_plan
@@ -89,7 +89,7 @@ def run_command(args: argparse.Namespace) -> int | None:
 
 
 def _parse(args: argparse.Namespace) -> int:
-    from repromatrix.gh import IssueComments
+    from repromatrix.github.client import IssueComments
     from repromatrix.github.repository import repository_name
     from repromatrix.issue.bot import watch_plan
     from repromatrix.issue.config import load_settings

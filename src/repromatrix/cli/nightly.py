@@ -16,8 +16,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repromatrix import gh
 from repromatrix.errors import UserError
+from repromatrix.github.client import TRACKING_LABEL, TRACKING_TITLE, GitHub
 from repromatrix.hunt_table import BY_NAME, HUNTS
 from repromatrix.matrix.defaults import KNOWN_ISSUES_FILE
 from repromatrix.nightly import slices
@@ -115,8 +115,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="keep the tracking issue (opened, updated, closed, reopened), "
         "with this summary.md collapsed in its body",
     )
-    triaging.add_argument("--label", default=gh.TRACKING_LABEL)
-    triaging.add_argument("--title", default=gh.TRACKING_TITLE)
+    triaging.add_argument("--label", default=TRACKING_LABEL)
+    triaging.add_argument("--title", default=TRACKING_TITLE)
     triaging.add_argument(
         "--dispatch",
         action="store_true",
@@ -328,7 +328,7 @@ def _triage(args: argparse.Namespace) -> int:
         runner=args.runner or "",
         repromatrix=args.repromatrix or "",
     )
-    followed = follow_nightly(options, gh.GitHub())
+    followed = follow_nightly(options, GitHub())
     for hunt in followed.found.culprits:
         baseline_dir = args.baseline if args.baseline and args.baseline.is_dir() else "BASELINE"
         print(f"  locally: {hunt.command(str(baseline_dir), str(folder))}")
@@ -400,7 +400,7 @@ def _baseline(args: argparse.Namespace) -> int:
     from repromatrix.nightly.baseline import fetch_baseline
 
     found = fetch_baseline(
-        gh.GitHub(),
+        GitHub(),
         into=args.into,
         workflow=args.workflow,
         branch=args.branch,

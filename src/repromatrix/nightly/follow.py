@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repromatrix.errors import UserError
-from repromatrix.gh import GitHub
+from repromatrix.github.client import GitHub
 from repromatrix.hunt_table import HUNTS
 from repromatrix.nightly import tracking
 from repromatrix.nightly.triage import Triage, triage

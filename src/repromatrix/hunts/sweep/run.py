@@ -32,7 +32,7 @@ from repromatrix import procs
 from repromatrix.console import plain_console
 from repromatrix.environment.as_of import before_first_release
 from repromatrix.execution import host
-from repromatrix.gh import GitHub
+from repromatrix.github.client import GitHub
 from repromatrix.hunts.rerun import (
     as_of_args,
     note_refusal,
