@@ -108,7 +108,7 @@ def _track(
     client: GitHub,
     followed: Followed,
     night: tracking.Night,
-    hunts: list[tracking.Hunt],
+    hunts: list[tracking.Dispatch],
     say: Callable[[str], None],
 ) -> None:
     issues = client.issues(options.label)
@@ -174,11 +174,11 @@ def _own(options: FollowOptions, combination: str) -> dict[str, str]:
     return {"runner": runner} if runner else {}
 
 
-def _hunts(options: FollowOptions, found: Triage, night: tracking.Night) -> list[tracking.Hunt]:
+def _hunts(options: FollowOptions, found: Triage, night: tracking.Night) -> list[tracking.Dispatch]:
     """Tonight's hunts as the issue lists them, under the workflow each is sent to."""
     sent = [(options.workflows[request.HUNT], request) for request in found.requests()]
     return [
-        tracking.Hunt(
+        tracking.Dispatch(
             key=request.hunt,
             workflow=workflow,
             what=request.what,
