@@ -199,10 +199,12 @@ _RUN_COMMANDS = ("list", "run", "report")  # this module's own, _add_commands
 HUNT_GROUPS = tuple(((row.name,), row.cli) for row in HUNTS)
 COMMAND_GROUPS = (
     *HUNT_GROUPS,
-    (("ci-matrix", "merge", "triage", "hunt-inputs", "baseline"), "repromatrix.cli.nightly"),
+    (
+        ("ci-matrix", "merge", "triage", "hunt-inputs", "baseline", "dry-run"),
+        "repromatrix.cli.nightly",
+    ),
     (("init",), "repromatrix.cli.init"),
     (("issue",), "repromatrix.cli.issue"),
-    (("dry-run",), "repromatrix.cli.dry_run"),
 )
 COMMANDS = frozenset(_RUN_COMMANDS).union(*(names for names, _module in COMMAND_GROUPS))
 HUNT_NAMES = frozenset(row.name for row in HUNTS)

