@@ -1,4 +1,4 @@
-"""The commands the nightly workflow calls (kept apart from cli.py's core ones):
+"""The commands the nightly workflow calls (kept apart from cli/app.py's list, run and report):
 
 repromatrix ci-matrix --tier nightly [--slices 4]      the tier as slices of jobs
 repromatrix merge --into DIR [--tier T] SOURCE...      per-job results -> one
