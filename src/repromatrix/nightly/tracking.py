@@ -66,8 +66,8 @@ class Failure:
 @dataclass
 class Dispatch:
     """A hunt the nightly sent to its workflow (a bisect, a culprit hunt), as the
-    tracking issue lists it until its answer comes back (hunts.Hunt is the hunt
-    itself)."""
+    tracking issue lists it until its answer comes back (hunts.hunt.Hunt is the
+    hunt itself)."""
 
     key: str  # bisect:<package>:<good>:<bad>:<case> | culprit:<combination>:<case>
     workflow: str

@@ -17,12 +17,13 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from repromatrix.hunts.hunt import Hunt, Voice, run_hunt
-from repromatrix.issue.answer import Result
+from repromatrix.issue.answer import Result, bounded
 from repromatrix.issue.config import IssueSettings
-from repromatrix.issue.plan import Job
+from repromatrix.issue.plan import Job, pins_of, probe_for
+from repromatrix.matrix.cell import CellSpec
 from repromatrix.probe.prober import CellProber, Prober
 
 Options = TypeVar("Options")
@@ -38,6 +39,31 @@ class Place:
     plan: Path
     cases: Path
     out: Path
+
+
+def searched(job: Job, place: Place) -> dict[str, Any]:
+    """What a search over one package's releases takes from a job (hunts.searched:
+    the package, the probe, the cell of the job's pins: today's stack, what the
+    issue's reader installs)."""
+    assert job.package and job.start and job.end
+    return {
+        "package": job.package,
+        "probe": probe_for(job, place.plan, place.cases),
+        "cell": CellSpec(pins=pins_of(job)),
+    }
+
+
+def done(job: Job, headline: str, markdown: str, **checked: Any) -> Result:
+    """A job's answer when its hunt ran: the verdict line, the report (masked, cut to
+    the answer's limit), and what a check adds (its outcome, the versions followed)."""
+    return Result(
+        issue=job.issue,
+        kind=job.kind,
+        status="done",
+        headline=headline,
+        markdown=bounded(markdown),
+        **checked,
+    )
 
 
 def _no_limit(_plan: object, _job: Job, _settings: IssueSettings) -> None:

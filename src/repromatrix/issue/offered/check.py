@@ -8,8 +8,8 @@ from __future__ import annotations
 from repromatrix.errors import UserError
 from repromatrix.github.markdown import code_block, code_span, details, one_line
 from repromatrix.hunts.check.run import CHECK, CheckOptions
-from repromatrix.issue.answer import Result, bounded, inline_code
-from repromatrix.issue.offered import Offer, Place
+from repromatrix.issue.answer import Result, inline_code
+from repromatrix.issue.offered import Offer, Place, done
 from repromatrix.issue.plan import Job, pins_of, probe_for
 from repromatrix.matrix.cell import CellSpec
 from repromatrix.matrix.pins import pins_text
@@ -46,15 +46,7 @@ def answer(observation: Observation, job: Job, place: Place) -> Result:
     tail = observation.output_tail
     if tail.strip() and outcome != "good":
         lines += ["", details("output (last lines)", code_block(tail.strip()[-3000:]))]
-    return Result(
-        issue=job.issue,
-        kind=job.kind,
-        status="done",
-        headline=headline,
-        markdown=bounded("\n".join(lines) + "\n"),
-        outcome=outcome,  # type: ignore[arg-type]
-        versions=versions,
-    )
+    return done(job, headline, "\n".join(lines) + "\n", outcome=outcome, versions=versions)
 
 
 OFFER = Offer(CHECK, options, answer)

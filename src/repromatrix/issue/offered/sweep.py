@@ -8,25 +8,16 @@ from repromatrix.errors import UserError
 from repromatrix.hunts.sweep.options import Plan
 from repromatrix.hunts.sweep.report import ResultRecord, SweepRecord
 from repromatrix.hunts.sweep.run import SWEEP, Releases, SweepOptions
-from repromatrix.issue.answer import Result, bounded, inline_code
+from repromatrix.issue.answer import Result, inline_code
 from repromatrix.issue.config import IssueSettings
-from repromatrix.issue.offered import Offer, Place
-from repromatrix.issue.plan import Job, pins_of, probe_for
-from repromatrix.matrix.cell import CellSpec
+from repromatrix.issue.offered import Offer, Place, done, searched
+from repromatrix.issue.plan import Job, pins_of
 from repromatrix.outcomes import ProbeOutcome
 
 
 def options(job: Job, place: Place) -> SweepOptions:
-    assert job.package and job.start and job.end
-    return SweepOptions(
-        package=job.package,
-        start=job.start,
-        end=job.end,
-        probe=probe_for(job, place.plan, place.cases),
-        cell=CellSpec(pins=pins_of(job)),
-        releases=Releases(job.releases),
-        out=place.out,
-    )
+    ends = {"start": job.start, "end": job.end, "releases": Releases(job.releases)}
+    return SweepOptions(**searched(job, place), **ends, out=place.out)
 
 
 def limit(checked: Plan, job: Job, settings: IssueSettings) -> None:
@@ -48,13 +39,7 @@ def answer(record: SweepRecord, job: Job, place: Place) -> Result:
     lines.append(f"- environment: {_environment(bad or next(iter(record.results), None), job)}")
     lines.append("- reproducers: `reproduce-<version>.py` per bad release, in the run's artifact")
     body = "\n".join(lines) + "\n\n" + report.read_text(encoding="utf-8")
-    return Result(
-        issue=job.issue,
-        kind=job.kind,
-        status="done",
-        headline=record.summary,
-        markdown=bounded(body),
-    )
+    return done(job, record.summary, body)
 
 
 def _environment(result: ResultRecord | None, job: Job) -> str:
