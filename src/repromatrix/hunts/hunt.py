@@ -33,10 +33,6 @@ Runner = TypeVar("Runner")  # what makes its probes: a Prober, or the atlas's ce
 Say = Callable[[str], None]
 
 
-def _nothing_taken(_options: object) -> str:
-    return ""
-
-
 @dataclass(frozen=True)
 class Voice:
     """Where a hunt speaks: ``say`` gets its answer (the verdict or summary line:
@@ -74,7 +70,7 @@ class Hunt(Generic[Options, Plan, Record, Runner]):
     name: str
     plan: Callable[[Options, Voice], Plan]
     run: Callable[[Plan, Runner, Voice], tuple[Record, int]]
-    took: Callable[[Options], str] = _nothing_taken
+    took: Callable[[Options], str]
 
     @property
     def row(self) -> hunt_table.HuntRow:

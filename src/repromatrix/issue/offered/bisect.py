@@ -15,8 +15,9 @@ from repromatrix.search.bisection import Find
 
 
 def options(job: Job, place: Place) -> BisectOptions:
-    ends = {"good": job.start, "bad": job.end, "find": Find(job.find)}
-    return BisectOptions(**searched(job, place), **ends, out=place.out)
+    assert job.start and job.end
+    good, bad, find = job.start, job.end, Find(job.find)
+    return BisectOptions(**searched(job, place), good=good, bad=bad, find=find, out=place.out)
 
 
 def answer(record: BisectRecord, job: Job, place: Place) -> Result:

@@ -16,8 +16,11 @@ from repromatrix.outcomes import ProbeOutcome
 
 
 def options(job: Job, place: Place) -> SweepOptions:
-    ends = {"start": job.start, "end": job.end, "releases": Releases(job.releases)}
-    return SweepOptions(**searched(job, place), **ends, out=place.out)
+    assert job.start and job.end
+    start, end, releases = job.start, job.end, Releases(job.releases)
+    return SweepOptions(
+        **searched(job, place), start=start, end=end, releases=releases, out=place.out
+    )
 
 
 def limit(checked: Plan, job: Job, settings: IssueSettings) -> None:
