@@ -17,7 +17,7 @@ from repromatrix.errors import UserError
 
 if TYPE_CHECKING:
     from repromatrix.environment.indexes import IndexSettings
-    from repromatrix.matrix import Combination
+    from repromatrix.matrix import Combination, Matrix
     from repromatrix.matrix.cell import CellSpec
     from repromatrix.probe.prober import Prober
     from repromatrix.probe.spec import Probe
@@ -184,14 +184,20 @@ def cell_spec(
 
 
 def matrix_defaults() -> Combination | None:
-    """The ``defaults:`` of the nearest matrix.yaml upward (None: there is none): what
-    a hunt's cell starts from, as the matrix's own combinations do. A broken
-    matrix.yaml is one line."""
+    """The ``defaults:`` of the nearest matrix.yaml (None: there is none): what a
+    hunt's cell starts from, as the matrix's own combinations do."""
+    matrix = nearest_matrix()
+    return None if matrix is None else matrix.defaults
+
+
+def nearest_matrix() -> Matrix | None:
+    """The nearest matrix.yaml upward, loaded (a broken one is said in one line); None
+    where there is none."""
     from repromatrix.matrix.load import load_matrix
     from repromatrix.matrix.locate import find_matrix
 
     found = find_matrix()
-    return None if found is None else load_matrix(found).defaults
+    return None if found is None else load_matrix(found)
 
 
 def cell_index(args: argparse.Namespace, cell: CellSpec) -> IndexSettings | None:
@@ -206,27 +212,23 @@ def cell_index(args: argparse.Namespace, cell: CellSpec) -> IndexSettings | None
 
 def _combination(text: str) -> Combination:
     from repromatrix.matrix.cell import parse_cell
-    from repromatrix.matrix.load import load_matrix
-    from repromatrix.matrix.locate import find_matrix
 
     if text.lstrip().startswith("{"):
         return parse_cell(text, "--cell")
-    path = find_matrix()
-    if path is None:
+    matrix = nearest_matrix()
+    if matrix is None:
         raise UserError(f"--cell {text}: no matrix.yaml here or above to find it in")
-    return load_matrix(path).find(text)
+    return matrix.find(text)
 
 
 def project_packages() -> tuple[str, ...]:
     """What ``--as-of`` moves in time beside the default stack (as_of.time_travel adds
-    it): the ``packages:`` of the nearest matrix.yaml (the project's own packages; a
-    broken matrix.yaml is said in one line), else the default stack alone."""
+    it): the ``packages:`` of the nearest matrix.yaml (the project's own packages),
+    else the default stack alone."""
     from repromatrix.matrix import DEFAULT_PACKAGES
-    from repromatrix.matrix.load import load_matrix
-    from repromatrix.matrix.locate import find_matrix
 
-    found = find_matrix()
-    return DEFAULT_PACKAGES if found is None else load_matrix(found).packages
+    matrix = nearest_matrix()
+    return DEFAULT_PACKAGES if matrix is None else matrix.packages
 
 
 def probe(args: argparse.Namespace) -> Probe:

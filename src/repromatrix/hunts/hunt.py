@@ -33,13 +33,19 @@ Runner = TypeVar("Runner")  # what makes its probes: a Prober, or the atlas's ce
 Say = Callable[[str], None]
 
 
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
 @dataclass(frozen=True)
 class Voice:
     """Where a hunt speaks: ``say`` gets its answer (the verdict or summary line:
-    stdout on the command line), ``note`` and ``show`` its progress and notes
-    (stderr; ``console`` where a caller has its own)."""
+    stdout on the command line), ``note`` a line on the way (what it took, what its
+    probe printed: stderr), ``show`` its progress (a rich console on stderr, or the
+    caller's ``console``)."""
 
     say: Say = print
+    note: Say = _to_stderr
     console: Console | None = None
 
     @property
@@ -51,12 +57,6 @@ class Voice:
         from repromatrix.console import plain_console
 
         return plain_console(stderr=True)
-
-    def note(self, line: str) -> None:
-        if self.console is not None:
-            self.console.print(line, highlight=False)
-        else:
-            print(line, file=sys.stderr)
 
 
 @dataclass(frozen=True)

@@ -144,8 +144,10 @@ def run_job(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     base = {"issue": job.issue, "kind": job.kind}
     try:
         with deadline(job.timeout + 60):
-            # The hunt of the job's kind on the one road (offered/: hunt_table's rows).
-            result = offered.answer(job, offered.Place(folder, cases, out), Voice())
+            # The hunt of the job's kind on the one road (offered/: hunt_table's rows);
+            # what the repro printed goes into its answer, not into this job's log.
+            quiet = Voice(note=lambda _line: None)
+            result = offered.answer(job, offered.Place(folder, cases, out), quiet)
     except UserError as err:
         result = Result(**base, status="refused", headline=str(err))
     except OutOfTime:

@@ -216,9 +216,11 @@ def _bisect_releases(
     voice: Voice,
 ) -> None:
     """The release bisect of a single culprit, its answer into the record."""
-    name = held.package
+    name, show = held.package, voice.show
     voice.note(f"bisecting {name}'s releases between {held.good} and {held.bad}")
-    inner = Voice(say=lambda line: voice.note(f"release bisect: {line}"), console=voice.show)
+    inner = Voice(
+        say=lambda line: voice.note(f"release bisect: {line}"), note=voice.note, console=show
+    )
     try:
         bisected, _code = releases(held, prober, inner)
     except UserError as err:
