@@ -193,11 +193,14 @@ def matrix_defaults() -> Combination | None:
 def nearest_matrix() -> Matrix | None:
     """The nearest matrix.yaml upward, loaded (a broken one is said in one line); None
     where there is none."""
-    from repromatrix.matrix.load import load_matrix
     from repromatrix.matrix.locate import find_matrix
 
     found = find_matrix()
-    return None if found is None else load_matrix(found)
+    if found is None:
+        return None
+    from repromatrix.matrix.load import load_matrix  # its models load only for a matrix
+
+    return load_matrix(found)
 
 
 def cell_index(args: argparse.Namespace, cell: CellSpec) -> IndexSettings | None:
