@@ -21,6 +21,7 @@ from support.gh_double import BOT_USER
 from support.nights import Scenario
 from support.pip import PIP
 
+from repromatrix.github.inert import problems
 from repromatrix.issue.repro import code_digest, find_repro
 from repromatrix.issue.state import MARKER, Approval, Observed, State, read_state, render
 
@@ -61,6 +62,8 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     publishes later, and no run pays for downloads or a build."""
     house = tmp_path_factory.mktemp("wheelhouse")
     subprocess.run([*PIP, "wheel", "-w", str(house), str(REPO)], check=True)
+    # The workflow's default source is `.` (this checkout): pip builds it with hatchling.
+    subprocess.run([*PIP, "download", "-d", str(house), "hatchling>=1.21"], check=True)
     # Every cell has the harness's runner (environment.store.CELL_TOOLING): pytest and
     # pytest-xdist, with their dependencies; and pytest 8.3.5 too, which (unlike 9) takes
     # a packaging older than 24, so that a cell can hold packaging 21.
@@ -77,7 +80,8 @@ class Issues:
     """A scenario repository with issues, and the workflow run on one event."""
 
     def __init__(self, scenario: Scenario, house: Path, config: str | None = None) -> None:
-        # The workflow's default source, `repromatrix`, found in the wheelhouse.
+        # The workflow's default source, `.` (repromatrix's own repository), its
+        # dependencies from the lock in .github/repromatrix (uv's cache).
         self.variables: dict[str, str] = {}
         self.scenario = scenario
         self.gh = scenario.gh
@@ -209,7 +213,7 @@ def test_a_comment_without_a_repro_block_is_refused(issues: Issues) -> None:
 
     assert run.returncode == 0, run.tail()
     (reply,) = issues.replies()
-    assert "no repro: neither the comment nor the issue has a ```python block" in reply
+    assert "no repro: neither the comment nor the issue has a ```` ```python ```` block" in reply
     assert issues.gh.reactions() == [(issues.asked, "confused")]
 
 
@@ -334,7 +338,13 @@ def test_a_hostile_repro_reaches_no_trusted_job_and_not_the_bots_memory(
     assert state.approved.sha256 == code_digest(repro.code)
     shown = _outside_code(bot.rstrip().rsplit("\n", 1)[0])  # what GitHub would render
     assert "@alice" not in shown and "@octo/core" not in shown and "@\u200balice" in shown
-    assert "<img" not in shown and "https://evil.example" not in shown
+    assert "https://evil.example" not in shown  # a link's target: shown as code
+    # Read as GitHub would: no image, HTML or link but the bot's own run link.
+    between = bot.split("\n", 1)[1].rstrip().rsplit("\n", 1)[0]  # less the two markers
+    assert [kind for kind in problems(between) if kind != "link"] == []
+    # The approval said what it covers: the digest and the code's first lines.
+    [approved] = [b for b in issues.replies() if b.startswith("Approved for the nightly watch")]
+    assert f"`{code_digest(repro.code)}`" in approved and "# repromatrix: packaging" in approved
     assert f"```python\n{repro.code}" in bot  # the exact code that ran, collapsed
     logs = run.artifact(f"issue-answers-{ISSUE}")
     seen = {
