@@ -13,31 +13,44 @@ import pytest
 
 from repromatrix.cli.app import COMMAND_GROUPS
 from repromatrix.hunt_table import HUNT_NAMES, HUNTS
-from repromatrix.hunts import Hunt
+from repromatrix.hunts.hunt import Hunt
 from repromatrix.issue.command import HUNT_KINDS, KINDS
+from repromatrix.issue.offered import offer
+from repromatrix.issue.plan import JOB_KINDS
 from repromatrix.matrix.model import RESERVED_IDS
 from repromatrix.matrix.sessions import read_sessions
 from repromatrix.nightly.follow import WORKFLOWS
 
 
+def _positional(function) -> list[inspect.Parameter]:
+    found = inspect.signature(function).parameters.values()
+    return [p for p in found if p.kind is not inspect.Parameter.KEYWORD_ONLY]
+
+
 @pytest.mark.parametrize("row", HUNTS, ids=lambda row: row.name)
 def test_each_row_names_a_hunt_of_the_one_shape(row) -> None:
-    module = importlib.import_module(row.module)
-    for name in ("plan", "run"):
-        assert callable(getattr(module, name, None)), f"{row.module}.{name}"
-    # run(plan, prober, ...): the hunt is handed its prober (hunts.Hunt); the atlas,
-    # whose probe is a whole cell, its cell runner (hunts/atlas/engine.CellRunner).
-    assert list(inspect.signature(module.run).parameters)[1] == (
-        "cells" if row.name == "atlas" else "prober"
-    )
-    assert list(inspect.signature(Hunt.run).parameters)[2] == "prober"
+    declared = getattr(importlib.import_module(row.module), row.attribute)
+    assert isinstance(declared, Hunt) and declared.name == row.name and declared.row is row
+    # plan(options, voice), run(plan, runner, voice): the hunt is handed its runner
+    # (what a test hands in besides, keyword-only, is not the road's).
+    assert len(_positional(declared.plan)) == 2
+    assert len(_positional(declared.run)) == 3
+    if row.name == "atlas":
+        # Its probe is a whole cell: it is handed a cell runner, not a Prober.
+        runner = _positional(declared.run)[1]
+        assert runner.name == "cells" and "CellRunner" in str(runner.annotation)
     command = importlib.import_module(row.cli)
     assert (row.name,) == command.COMMANDS
-    assert callable(getattr(command, "options", None)) or callable(getattr(command, "run", None))
+    assert callable(command.options) and callable(command.runner)
     assert ((row.name,), row.cli) in COMMAND_GROUPS
     assert Path(importlib.import_module(f"repromatrix.hunts.{row.name}").__file__).name == (
         "__init__.py"
     ), "one folder per hunt"
+    if row.issue:  # offered on issues: its module in issue/offered/, the same hunt
+        assert offer(row.name).hunt is declared
+    else:
+        with pytest.raises(ModuleNotFoundError):
+            offer(row.name)
 
 
 def test_every_reader_offers_the_tables_hunts(repo_root: Path) -> None:
@@ -46,6 +59,7 @@ def test_every_reader_offers_the_tables_hunts(repo_root: Path) -> None:
     assert HUNT_NAMES <= RESERVED_IDS, "no combination may take a hunt's session name"
     assert set(HUNT_KINDS) == {row.name for row in HUNTS if row.issue}
     assert set(KINDS) == {*HUNT_KINDS, "approve"}
+    assert set(JOB_KINDS) == {*HUNT_KINDS, "watch"}, "the bot's jobs: the table's, and the watch"
     assert {row.name: row.workflow for row in HUNTS if row.workflow} == WORKFLOWS
     for workflow in WORKFLOWS.values():
         assert (repo_root / ".github" / "workflows" / workflow).is_file(), workflow

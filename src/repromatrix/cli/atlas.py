@@ -20,13 +20,14 @@ Exit status: 0 done, 1 (recommend) no set is known to work, 2 bad input.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repromatrix.hunt_table import hunt
 
 if TYPE_CHECKING:
+    from repromatrix.hunts.atlas.engine import CellRunner
+    from repromatrix.hunts.atlas.run import AtlasOptions
     from repromatrix.probe.prober import Prober
 
 COMMANDS = ("atlas",)
@@ -117,11 +118,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     common(report)
 
 
-def run(args: argparse.Namespace, with_prober: Prober | None = None) -> int:
-    """The step a command line names. A Prober makes one probe; the atlas runs whole
-    cells (hunts/atlas/engine.CellRunner), so ``atlas run`` takes none: its cells run
-    through the pipeline, and tests hand their runner to hunts.atlas.run.run."""
-    del with_prober
+def run_command(args: argparse.Namespace) -> int | None:
+    """The steps that run no hunt (plan, fold, query, recommend, report); None for
+    ``atlas run``, which takes the one road (cli/hunting.run)."""
     if args.step in ("query", "recommend"):
         from repromatrix.hunts.atlas import query
 
@@ -138,18 +137,23 @@ def run(args: argparse.Namespace, with_prober: Prober | None = None) -> int:
         )
     if args.step == "fold":
         return _fold(args)
-    from repromatrix import procs
-    from repromatrix.hunts.atlas import run as atlas
+    return None
 
-    # The command line names the options as AtlasOptions does (known_issues: the default).
+
+def options(args: argparse.Namespace) -> AtlasOptions:
+    """``atlas run``'s options, named as AtlasOptions names them (known_issues: the
+    default)."""
+    from repromatrix.hunts.atlas.run import AtlasOptions
+
     given = ("matrix", "out", "wheelhouse", "budget", "jobs", "env_dir", "cases", "reruns")
-    options = atlas.AtlasOptions(**{name: getattr(args, name) for name in given})
-    try:
-        return atlas.run(atlas.plan(options))[1]
-    except KeyboardInterrupt as stopped:
-        why, code = procs.interrupt_words(stopped)
-        print(f"repromatrix: {why}; {hunt('atlas').words.kept}", file=sys.stderr)
-        return code
+    return AtlasOptions(**{name: getattr(args, name) for name in given})
+
+
+def runner(_args: argparse.Namespace, _given: Prober | None = None) -> CellRunner | None:
+    """The atlas's cells run through the pipeline (None): a Prober makes one probe,
+    the atlas runs whole cells (engine.CellRunner), so one handed to main() is not
+    its; tests hand theirs to hunts.atlas.run.run."""
+    return None
 
 
 def _fold(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ from repromatrix.cli import app
 from repromatrix.hunts.atlas import run as atlas
 from repromatrix.hunts.atlas.commands import keep_plan
 from repromatrix.hunts.atlas.view import load_view
+from repromatrix.hunts.hunt import Voice
 from repromatrix.probe.candidates import Listing, Release
 
 RELEASES = {"atlas-a": ["1.0", "1.1"], "atlas-b": ["1.0", "2.0"]}
@@ -52,7 +53,7 @@ def night(tmp_path: Path) -> Path:
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "test_pair.py").write_text("def test_a_and_b_get_along():\n    pass\n")
     options = atlas.AtlasOptions(matrix=tmp_path / "matrix.yaml", out=tmp_path / "atlas")
-    checked = atlas.plan(options, lister=listing, resolve=lambda _r: "", say=lambda _l: None)
+    checked = atlas.plan(options, Voice(say=lambda _l: None), lister=listing, resolve=lambda _r: "")
     planned = atlas.tonight(checked).planned
     assert len(planned) == 4
     keep_plan(checked, planned, tmp_path / "tonight.yaml")

@@ -18,6 +18,7 @@ from planted import STACK, Oracle
 from repromatrix.cli import app
 from repromatrix.hunts.atlas import run as atlas
 from repromatrix.hunts.atlas.universe import ABSENT, Universe
+from repromatrix.hunts.hunt import Voice
 from repromatrix.probe.candidates import Listing, Release
 
 RELEASES = {
@@ -90,8 +91,9 @@ PAIRS = 7 * 4 + 7 * 6 + 4 * 6
 
 
 def _run(options: atlas.AtlasOptions, oracle: Oracle, say) -> atlas.Outcome:
-    checked = atlas.plan(options, lister=listing, resolve=resolve, say=say)
-    return atlas.run(checked, oracle, say=say)[0]
+    voice = Voice(say=say)
+    checked = atlas.plan(options, voice, lister=listing, resolve=resolve)
+    return atlas.run(checked, oracle, voice)[0]
 
 
 @pytest.fixture
@@ -244,7 +246,7 @@ def test_plan_says_why_each_cell_is_planned(folder: Path) -> None:
     RELEASES["peft"].append("0.19.1")
     try:
         options = atlas.AtlasOptions(matrix=folder.parent.parent / "matrix.yaml", out=folder)
-        checked = atlas.plan(options, lister=listing, resolve=resolve, say=lambda _l: None)
+        checked = atlas.plan(options, Voice(say=lambda _l: None), lister=listing, resolve=resolve)
         planned = atlas.tonight(checked).planned
     finally:
         RELEASES["peft"].pop()

@@ -14,6 +14,7 @@ from repromatrix.hunts.atlas.localise import Planned
 from repromatrix.hunts.atlas.run import AtlasOptions, AtlasPlan, coverage, tonight
 from repromatrix.hunts.atlas.run import plan as check
 from repromatrix.hunts.atlas.state import Plan, PlannedCell, write_state
+from repromatrix.hunts.hunt import Voice
 from repromatrix.outcomes import AnswerStatus, Evidence
 
 
@@ -31,7 +32,7 @@ def plan(
     which its results carry), for ``atlas fold`` to take back only what was planned."""
     checked = check(
         AtlasOptions(matrix=matrix, out=out, wheelhouse=wheelhouse, budget=budget),
-        say=lambda _line: None,
+        Voice(say=lambda _line: None),
     )
     found = tonight(checked)
     planned, universe = found.planned, checked.universe

@@ -9,7 +9,9 @@ once, for ``atlas plan`` and the nightly.
 Its probe is a whole cell (every case the block names, one interpreter: torch is
 imported once, not once a case), so it takes an ``engine.CellRunner`` (planned cells
 in, their records out), not a ``probe.Prober``: the pipeline's by default
-(cells.PipelineCells), an oracle in the tests.
+(cells.PipelineCells), an oracle in the tests. Its cells are a matrix's: matrix.yaml's
+``defaults:`` under the block's pins and axes (cells.matrix_data); ``took`` says which
+pins they take, on the hunt's first line (hunts.hunt.run_hunt). ``ATLAS`` is the hunt.
 """
 
 from __future__ import annotations
@@ -38,12 +40,14 @@ from repromatrix.hunts.atlas.releases import Lister, list_universe
 from repromatrix.hunts.atlas.rules import Answer
 from repromatrix.hunts.atlas.state import AtlasState, CellRecord, RunRecord, with_held
 from repromatrix.hunts.atlas.universe import Pair, Universe
+from repromatrix.hunts.hunt import Hunt, Voice
 from repromatrix.matrix.atlas import AtlasSettings
 from repromatrix.matrix.model import Matrix
+from repromatrix.matrix.pins import pin_text
 from repromatrix.outcomes import AnswerStatus, Evidence
 from repromatrix.results import utc_now
 
-__all__ = ["AtlasOptions", "AtlasPlan", "plan", "run", "tonight"]
+__all__ = ["ATLAS", "AtlasOptions", "AtlasPlan", "plan", "run", "tonight"]
 
 Say = Callable[[str], None]
 
@@ -93,13 +97,16 @@ def _in(found: AtlasPlan, pins: Mapping[str, str]) -> bool:
 
 def plan(
     options: AtlasOptions,
+    voice: Voice,
     *,
     lister: Lister | None = None,
     resolve: Resolve | None = None,
-    say: Say = print,
 ) -> AtlasPlan:
-    """Settings, universe, state, conflicts; a UserError (one line) for bad input."""
+    """Settings, universe, state, conflicts; a UserError (one line) for bad input.
+    ``lister`` and ``resolve`` (the indexes, uv) are the tests' to hand."""
     from repromatrix.matrix.load import load_matrix
+
+    say = voice.say
 
     matrix = load_matrix(options.matrix, cases=options.cases)
     if matrix.atlas is None:
@@ -161,13 +168,13 @@ def tonight(checked: AtlasPlan) -> Round:
     )
 
 
-def run(
-    checked: AtlasPlan, cells: CellRunner | None = None, *, say: Say = print
-) -> tuple[Outcome, int]:
+def run(checked: AtlasPlan, cells: CellRunner | None, voice: Voice) -> tuple[Outcome, int]:
     """Rounds of cells within the budget, run by ``cells`` (None: the pipeline);
     atlas.json is written after every batch (an interrupted run keeps what it
-    finished). The outcome and the exit status (0: done)."""
+    finished: cli/app.py says so). The outcome and the exit status (0: done)."""
     from repromatrix.hunts.atlas.report import render
+
+    say = voice.say
 
     options, state, universe = checked.options, checked.state, checked.universe
     started, clock = utc_now(), time.monotonic()
@@ -258,3 +265,19 @@ def _pipeline_cells(checked: AtlasPlan, say: Say) -> CellRunner:
         say=say,
         **{name: getattr(options, name) for name in given},
     )
+
+
+def took(options: AtlasOptions) -> str:
+    """What every cell takes from matrix.yaml's defaults: the pins the block's own pins
+    and axes leave, in words."""
+    from repromatrix.matrix.load import load_matrix
+
+    matrix = load_matrix(options.matrix, cases=options.cases)
+    if matrix.atlas is None or matrix.defaults is None:
+        return ""  # the plan says what is wrong
+    own = {pin.package for pin in matrix.atlas.pins} | set(matrix.atlas.axes)
+    taken = [pin_text(pin) for pin in matrix.defaults.pins if pin.package not in own]
+    return f"from matrix.yaml's defaults: {', '.join(taken)}" if taken else ""
+
+
+ATLAS: Hunt[AtlasOptions, AtlasPlan, Outcome, CellRunner | None] = Hunt("atlas", plan, run, took)
