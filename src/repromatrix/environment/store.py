@@ -132,6 +132,8 @@ class EnvStore:
                 request.sources,
             )
         uv = uv_binary()  # found only now: a reused cell needs no uv (nor its import)
+        # What uv builds: folder pins from their copy (named by digest) in the store.
+        build = request.staged_in(self.root)
         travel = None
         if request.as_of is not None:
             # Loaded here, not at the top: a reused cell (check in a bisect step) does
@@ -153,22 +155,24 @@ class EnvStore:
                     # pip install`) into a relocatable venv, then name it by what it holds.
                     staged = held.enter_context(staging_slot(self.root, interpreter.executable))
                     lock = self._install_first(
-                        request, interpreter, uv, deadline, say, exclusions, staged
+                        build, interpreter, uv, deadline, say, exclusions, staged
                     )
                 else:
                     lock = self._resolve(
-                        request, interpreter, system, uv, stubs, deadline, say, exclusions
+                        build, interpreter, system, uv, stubs, deadline, say, exclusions
                     )
             except InstallError as err:
                 err.time_travel = travel  # which date cap a refusal names (TimeTravel.capped_in)
                 raise
             return self._store(
-                request, interpreter, system, uv, lock, staged, deadline, say, travel, started
-            )
+                request, build, interpreter, system, uv, lock, staged, deadline, say, travel,
+                started,
+            )  # fmt: skip
 
     def _store(
         self,
         request: EnvRequest,
+        build: EnvRequest,
         interpreter: Interpreter,
         system: dict,
         uv: str,
@@ -180,7 +184,8 @@ class EnvStore:
         started: float,
     ) -> Environment:
         """The cell of ``lock`` in its identity's folder: found there, moved there from
-        ``staged``, or installed there."""
+        ``staged``, or installed there. ``request`` names it; ``build`` is what uv
+        builds (EnvRequest.staged_in)."""
         exclusions = travel.exclusions() if travel else ()
         identity = cell_identity(request, interpreter, system, lock, exclusions)
         home = self.root / identity[:16]
@@ -206,10 +211,10 @@ class EnvStore:
             if staged is not None:
                 (staged / "venv").rename(home / "venv")
                 packages = packages_of_lock(lock) or self._install(
-                    request, interpreter, system, uv, home, deadline, say, synced=True
+                    build, interpreter, system, uv, home, deadline, say, synced=True
                 )
             else:
-                packages = self._install(request, interpreter, system, uv, home, deadline, say)
+                packages = self._install(build, interpreter, system, uv, home, deadline, say)
             (home / "resolved.json").write_text(json.dumps(packages, indent=2, sort_keys=True))
             (home / "complete").write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         remember_cell(self.root, request, interpreter, system, identity, travel)
