@@ -33,6 +33,7 @@ from typing import Any
 from repromatrix.github.hidden import hidden, read_hidden
 from repromatrix.github.markdown import COMMENT_LIMIT, cut, table_cell
 from repromatrix.outcomes import FAILURES, CaseStatus, CombinationStatus
+from repromatrix.reports.view import run_sources
 from repromatrix.results import CombinationResult, Results
 
 STATE_SCHEMA = 1
@@ -314,6 +315,9 @@ def render(update: Update, night: Night, summary: str = "") -> str:
     ]
     if night.baseline_note:
         head += [f"> {night.baseline_note}", ""]
+    trees = run_sources(night.results)  # the user's own package: which tree tonight built
+    if trees:
+        head += ["Your source: " + ", ".join(f"`{table_cell(t.label())}`" for t in trees), ""]
     parts = [
         _table("New tonight", update.new, with_since=False),
         _table("Still failing", update.still, with_since=True),

@@ -14,6 +14,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 
+from repromatrix.environment.source_tree import SourceTree
 from repromatrix.outcomes import FAILURES, CaseStatus, CombinationStatus
 from repromatrix.redact import escaped_redactor, redactor
 from repromatrix.reports.view import View, first_line
@@ -96,6 +97,12 @@ def _suite(combination: CombinationResult, clean: Clean) -> ET.Element:
         facts[f"requested.{package}"] = combination.requested[package]
         if package in combination.resolved:
             facts[f"resolved.{package}"] = combination.resolved[package]
+    for package, record in combination.environment.sources.items():
+        tree = SourceTree.of_record(package, record)  # built from a folder: which tree
+        facts[f"source.{package}"] = tree.label()
+        facts[f"source.{package}.commit"] = tree.commit or ""
+        facts[f"source.{package}.dirty"] = "true" if tree.dirty else "false"
+        facts[f"source.{package}.digest"] = tree.digest
     for name, value in facts.items():
         if value:
             ET.SubElement(properties, "property", name=name, value=clean(value))
