@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repromatrix.environment import IndexSettings
+from repromatrix.hunts.sources import source_words
 from repromatrix.matrix.cell import CellSpec
 from repromatrix.outcomes import ProbeOutcome
 from repromatrix.probe.check import pins_text, resolved_floating
@@ -77,6 +78,6 @@ def run(
     when = f" (rest of the stack as of {travel.cutoff})" if travel and travel.cutoff else ""
     tell(
         f"{observation.outcome.value}: {plan.probe.label} with {pins_text(pins)}{when} "
-        f"({observation.detail}, {observation.seconds:.1f}s)"
+        f"({observation.detail}, {observation.seconds:.1f}s){source_words(observation)}"
     )
     return observation, EXIT_CODES[observation.outcome]

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from repromatrix.github.markdown import table_cell
 from repromatrix.hunts.release_record import ReleaseRecord
 from repromatrix.hunts.rerun import refusal_line
+from repromatrix.hunts.sources import source_lines
 from repromatrix.redact import URL_CREDENTIALS, redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
 from repromatrix.search.ranges import Range, Transition
@@ -77,6 +78,10 @@ class SweepRecord(BaseModel):
     probe: dict[str, Any] = {}
     index: dict[str, Any] = {}
     as_of: str | None = None  # --as-of as given: a package, a date; None: today's stack
+    # The tree of each package built from a folder (hunts/sources.py), and how it
+    # moved while the hunt ran.
+    sources: dict[str, dict[str, Any]] = {}
+    sources_changed: list[str] = []
     # Releases the date cap kept from installing: {packages, candidates, rerun}.
     as_of_refused: dict[str, Any] | None = None
     python: str | None = None
@@ -140,6 +145,8 @@ def markdown(record: SweepRecord, script_text: str | None = None) -> str:
         + (f", other pins: `{' '.join(record.pins)}`" if record.pins else "")
         + _as_of_words(record),
     ]
+    if record.sources:
+        lines += ["", *source_lines(record.sources, record.sources_changed)]
     if record.as_of_refused and record.as_of_refused.get("rerun"):
         lines += ["", f"> **Date cap:** {refusal_line(record.as_of_refused, 'release', '`')}"]
     if record.status != "done":
