@@ -261,8 +261,8 @@ def reproducer(
             "# explicit = true",
         ]
     if cpu_packages or folders:
-        # A package built from a folder: its path relative to this script (uv reads a
-        # script's path sources from where the script is, whatever the working folder).
+        # A package built from a folder: its absolute path (a relative one is read from
+        # where the script is: a copy of it elsewhere would point at another folder).
         lines += [
             "#",
             "# [tool.uv.sources]",

@@ -13,11 +13,11 @@ and exits as a script probe does: 0 passed, 125 skipped, 1 failed.
 from __future__ import annotations
 
 import ast
-import os
 import re
 from importlib import resources
 from pathlib import Path
 
+from repromatrix.environment.source_tree import SourceTree
 from repromatrix.hunts.sweep.options import Plan, SweepOptions
 from repromatrix.hunts.sweep.report import (
     ResultRecord,
@@ -52,10 +52,10 @@ def reproducer_for(
     for pin in options.pins:
         if pin.kind is PinKind.ABSENT:
             continue
-        if pin.kind is PinKind.PATH:  # built from its folder, found from this script's
+        if pin.kind is PinKind.PATH:  # built from its folder, wherever the script is run
             requirements.append(pin.package)
-            folders[pin.package] = os.path.relpath(pin.location, checked.folder.resolve())
-            notes.append(f"{pin.package}: built from {pin.spec}, as the sweep ran (its tree now)")
+            folders[pin.package] = pin.location.as_posix()
+            notes += folder_notes(pin.package, pin.location, record.sources.get(pin.package))
             continue
         if pin.kind is PinKind.EXACT:
             requirements.append(f"{pin.package}=={pin.spec}")
@@ -98,6 +98,16 @@ def reproducer_for(
         header=header + "\n",
         folders=folders,
     )
+
+
+def folder_notes(package: str, folder: Path, tree: dict | None) -> list[str]:
+    """What the header says of a package built from a folder: which tree the sweep
+    tested, and how to build another copy (the path is this machine's)."""
+    tested = f" (the sweep tested {SourceTree.of_record(package, tree).short()})" if tree else ""
+    return [
+        f"{package}: built from {folder.as_posix()}, as it is when you run this{tested}.",
+        f"Elsewhere: set {package}'s path under [tool.uv.sources] above to your copy of it.",
+    ]
 
 
 def cpu_torch(resolved: dict[str, str], on_cpu: bool) -> dict[str, str]:
