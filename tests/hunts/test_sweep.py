@@ -422,3 +422,21 @@ def test_a_reproducer_of_a_folder_pin_runs_from_another_folder(tmp_path: Path) -
     done = subprocess.run([str(uv), "run", "--no-project", str(script)], cwd=third,
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr  # 41: bad, as the sweep saw
+
+
+def test_a_package_with_its_own_index_keeps_it_in_the_reproducer() -> None:
+    tomllib = pytest.importorskip("tomllib")
+    text = reproducer(
+        requirements=["tiny-pkg==1.3.0", "torch==2.13.0+cpu", "other==1.0"],
+        index={},
+        body="import torch\n",
+        cpu_packages=("torch",),
+        package_indexes={"other": "https://mirror.example/other/simple"},
+    )
+    block = text.split("# /// script\n", 1)[1].split("# ///\n", 1)[0]
+    uv = tomllib.loads("\n".join(line[2:] for line in block.splitlines()))["tool"]["uv"]
+    assert {i["name"]: (i["url"], i["explicit"]) for i in uv["index"]} == {
+        "pytorch-cpu": ("https://download.pytorch.org/whl/cpu", True),
+        "other-index": ("https://mirror.example/other/simple", True),
+    }
+    assert uv["sources"] == {"torch": {"index": "pytorch-cpu"}, "other": {"index": "other-index"}}

@@ -49,6 +49,7 @@ from repromatrix.environment.identity import (
 )
 from repromatrix.environment.known_requests import known_cell, remember_cell
 from repromatrix.environment.lock import lock_of_venv, lock_versions, packages_of_lock
+from repromatrix.environment.project_input import project_file
 from repromatrix.environment.request import Environment, EnvRequest
 from repromatrix.environment.staging import staging_slot
 from repromatrix.environment.system import inspect_system, write_stub_wheel
@@ -237,7 +238,9 @@ class EnvStore:
         venv = staging / "venv"
         python = str(venv / "bin" / "python")
         requirements = [r for p in request.pins if (r := p.requirement())] + list(request.tooling)
-        install = [uv, "pip", "install", "-r", "-", "--python", python, *request.index.uv_args()]
+        project = project_file(self.root, requirements, request.index)
+        given = str(project) if project is not None else "-"
+        install = [uv, "pip", "install", "-r", given, "--python", python, *request.index.uv_args()]
         install += request.source_args()
         if request.exclude_newer:
             install += ["--exclude-newer", request.exclude_newer]
@@ -260,7 +263,7 @@ class EnvStore:
                 ],
                 None,
             ),
-            (install, "\n".join(requirements) + "\n"),
+            (install, None if project is not None else "\n".join(requirements) + "\n"),
         ]
 
         def run(cmd: list[str], given: str | None = None) -> str:
@@ -329,7 +332,11 @@ class EnvStore:
             args += ["--find-links", str(stubs)]
         requirements += list(request.tooling)
         say(f"resolving: {' '.join(requirements)}")
-        done = procs.run(args, input="\n".join(requirements) + "\n", timeout=_remaining(deadline))
+        project = project_file(stubs.parent, requirements, request.index, frozenset(system_pins))
+        text = "\n".join(requirements) + "\n"
+        if project is not None:  # a package with its own index: the project file instead
+            args[args.index("-")], text = str(project), None
+        done = procs.run(args, input=text, timeout=_remaining(deadline))
         if done.timed_out:
             raise InstallError("timeout", "resolution timed out", redact_text(done.stderr))
         if done.returncode != 0:
@@ -359,7 +366,7 @@ class EnvStore:
                     uv,
                     "pip",
                     "sync",
-                    str(home / "lock.txt"),
+                    str(_lock_input(self.root, home, request)),
                     "--python",
                     str(venv / "bin" / "python"),
                     *request.index.uv_args(),
@@ -437,6 +444,14 @@ class EnvStore:
             time_travel=travel,
             sources=sources,
         )
+
+
+def _lock_input(store: Path, home: Path, request: EnvRequest) -> Path:
+    """What ``uv pip sync`` reads: the lock, or, where a package has an index of its
+    own, the lock as a project file that says so (project_input.py)."""
+    lock = (home / "lock.txt").read_text().splitlines()
+    lines = [line.strip() for line in lock if line.strip() and not line.startswith("#")]
+    return project_file(store, lines, request.index) or home / "lock.txt"
 
 
 def _write_overrides(folder: Path, overrides: tuple[str, ...]) -> Path:

@@ -217,6 +217,7 @@ def _combination(
         index_url=s.get("index_url"),
         extra_index_urls=tuple(s.get("extra_index_urls") or ()),
         find_links=tuple(s.get("find_links") or ()),
+        package_indexes=tuple(sorted((s.get("package_indexes") or {}).items())),
         exclude_newer=s.get("exclude_newer"),
         overrides=tuple(s.get("overrides") or ()),
         env=tuple(sorted((s.get("env") or {}).items())),

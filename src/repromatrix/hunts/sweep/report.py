@@ -225,11 +225,16 @@ def reproducer(
     cpu_packages: tuple[str, ...] = (),
     header: str = "",
     folders: dict[str, str] | None = None,
+    package_indexes: dict[str, str] | None = None,
 ) -> str:
     """A PEP 723 script: ``dependencies`` with the exact pins, ``[tool.uv]`` with the
     index settings (no credentials: uv takes them from its keyring / netrc / env),
     exclude-newer when the sweep ran as of a date, ``cpu_packages`` (torch, ...) from
-    the PyTorch CPU index, then the probe's code."""
+    the PyTorch CPU index and each of ``package_indexes`` from its own (explicit
+    indexes), then the probe's code."""
+    sourced = {name: (PYTORCH_CPU_INDEX_NAME, PYTORCH_CPU_INDEX) for name in cpu_packages}
+    sourced |= {name: (f"{name}-index", url) for name, url in (package_indexes or {}).items()}
+    explicit = dict(sourced.values())
     lines = ["# /// script"]
     if python:
         lines.append(f'# requires-python = ">={python}"')
@@ -249,26 +254,26 @@ def reproducer(
             f"{_toml_string(k)} = {_toml_string(v)}" for k, v in exclude_newer.items()
         )
         uv.append(f"# exclude-newer-package = {{ {table} }}")
-    if uv or cpu_packages:
+    if uv or sourced:
         lines += ["# [tool.uv]", *uv]
-    if cpu_packages:
+    for name, url in explicit.items():
         # An explicit index serves only the packages whose source names it.
         lines += [
             "#",
             "# [[tool.uv.index]]",
-            f"# name = {_toml_string(PYTORCH_CPU_INDEX_NAME)}",
-            f"# url = {_toml_string(PYTORCH_CPU_INDEX)}",
+            f"# name = {_toml_string(name)}",
+            f"# url = {_toml_string(url)}",
             "# explicit = true",
         ]
-    if cpu_packages or folders:
+    if sourced or folders:
         # A package built from a folder: its absolute path (a relative one is read from
         # where the script is: a copy of it elsewhere would point at another folder).
         lines += [
             "#",
             "# [tool.uv.sources]",
             *(
-                f"# {name} = {{ index = {_toml_string(PYTORCH_CPU_INDEX_NAME)} }}"
-                for name in cpu_packages
+                f"# {name} = {{ index = {_toml_string(index)} }}"
+                for name, (index, _) in sourced.items()
             ),
             *(
                 f"# {name} = {{ path = {_toml_string(path)} }}"

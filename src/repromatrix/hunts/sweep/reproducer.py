@@ -73,6 +73,17 @@ def reproducer_for(
             requirements.append(f"{name}=={version}")
             notes.append(f"{name} {version}: the CPU build, as the sweep ran")
     index, local = portable_index([(s.kind, s.location) for s in sources(checked.index)])
+    package_indexes: dict[str, str] = {}  # each package's own index (package_indexes)
+    for package, url in checked.index.package_indexes:
+        if package not in named | set(cpu_builds):
+            continue
+        if url.startswith("file:") or "://" not in url:
+            folder = url.rstrip("/").rsplit("/", 1)[-1]
+            local.append(
+                f"this sweep took {package} from a local index ({folder}); point uv at yours"
+            )
+        else:
+            package_indexes[package] = URL_CREDENTIALS.sub("://", url)
     header = "\n".join(
         [
             f"repromatrix sweep: {checked.package} {result.version} was bad"
@@ -97,6 +108,7 @@ def reproducer_for(
         cpu_packages=tuple(cpu_builds),
         header=header + "\n",
         folders=folders,
+        package_indexes=package_indexes,
     )
 
 
