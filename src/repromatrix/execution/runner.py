@@ -8,12 +8,14 @@ supervised from outside through the records the cell plugin appends:
   recorded as timed-out, and the remaining cases run in a fresh interpreter;
 - an interpreter that dies mid-case (abort, segfault, OOM kill): the case is
   recorded as crashed with the signal, and the rest runs in a fresh interpreter;
-- a failing case can be rerun in fresh interpreters: mixed outcomes are flaky.
+- a failing case can be rerun in fresh interpreters: mixed outcomes are flaky; the
+  same failure twice (``same_failure``) is deterministic and not run a third time.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -70,6 +72,22 @@ class CaseRun:
 
 
 Progress = Callable[[CaseRecord], None]
+
+
+_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
+
+
+def failure_signature(case: CaseRecord) -> tuple[str, str | None, str]:
+    """What identifies a failure across interpreters: its outcome, the error's type and
+    its message's first line with addresses and numbers taken out (an object's id, a
+    timing, a random value differ from run to run)."""
+    line = next((ln.strip() for ln in case.message.splitlines() if ln.strip()), "")
+    return case.outcome, case.error_type, _NUMBERS.sub("#", line)
+
+
+def same_failure(first: CaseRecord, again: CaseRecord) -> bool:
+    """Whether a rerun failed as the first run did (then it is not rerun again)."""
+    return again.outcome != "passed" and failure_signature(first) == failure_signature(again)
 
 
 class CaseRunner:
@@ -157,6 +175,10 @@ class CaseRunner:
                 case = by_id.get(again.id)
                 if case is None:
                     continue
+                if same_failure(case, again):
+                    # The same failure twice in fresh interpreters: deterministic, and
+                    # a third run would only cost its time (a torch import and more).
+                    candidates.remove(again.id)
                 case.attempts.append(again.outcome)
                 if again.outcome == "passed" and case.outcome != "flaky":
                     case.outcome = "flaky"

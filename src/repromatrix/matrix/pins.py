@@ -66,6 +66,19 @@ class Pin:
             return self
         return replace(self, base=os.path.abspath(folder))
 
+    def folder_problem(self) -> str | None:
+        """What keeps a PATH pin's folder from being built (None: nothing): it is
+        missing, or it is no Python project. Bad input, said before anything runs."""
+        if self.kind is not PinKind.PATH:
+            return None
+        folder = self.location
+        if not folder.is_dir():
+            found = "a file" if folder.exists() else "nothing there"
+            return f"{self.spec!r} is no folder ({found})"
+        if not any((folder / name).is_file() for name in ("pyproject.toml", "setup.py")):
+            return f"{self.spec!r} holds no pyproject.toml or setup.py (not a Python project)"
+        return None
+
     @property
     def floating(self) -> bool:
         """Whether what this pin installs can change without matrix.yaml changing."""

@@ -96,9 +96,13 @@ def parse_pin_option(text: str) -> Pin:
     else:
         raw = rest  # a specifier: >=, <, ~=, !=, ==4.5.*
     try:
-        return parse_pin(name, raw)
+        pin = parse_pin(name, raw)
     except ValueError as err:
         raise UserError(f"--pin {text!r}: {err}") from None
+    problem = pin.folder_problem()  # a folder: relative to the working directory
+    if problem is not None:
+        raise UserError(f"--pin {text!r}: {problem}, relative to the working directory")
+    return pin
 
 
 def unique_pins(pins: Sequence[Pin]) -> tuple[Pin, ...]:
