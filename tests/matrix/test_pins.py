@@ -185,7 +185,8 @@ def test_a_folder_pin_that_cannot_be_built_is_bad_input(
     )
     with pytest.raises(UserError) as refused:
         load_matrix(path)
-    assert str(refused.value) == f"{path.name}: tiers.smoke[0].mylib: {said}, relative to {path.name}"
+    where = f"{path.name}: tiers.smoke[0].mylib"
+    assert str(refused.value) == f"{where}: {said}, relative to {path.name}"
     monkeypatch.chdir(tmp_path)
     with pytest.raises(UserError) as refused:
         parse_pin_option(f"mylib={spec}")
