@@ -10,6 +10,7 @@ written: install errors are handled here, once.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -30,12 +31,16 @@ def run_in_cell(
 ) -> T | InstallError:
     """``work(cell)`` in the cell of ``request``, or the InstallError that kept it
     from being built; ``install_log`` gets what the build said either way."""
+    from repromatrix.environment.gc import used_cell  # the builder, loaded when one is built
+
     lines: list[str] = []
     install_log.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        env = store.build(request, timeout=timeout, log=lines.append)
-    except InstallError as err:
-        install_log.write_text(redact_text("\n".join([*lines, err.log])))
-        return err
-    install_log.write_text(redact_text("\n".join(lines)))
-    return work(env)
+    with contextlib.ExitStack() as held:
+        try:
+            # Held in use while the work runs: `repromatrix gc` leaves it alone.
+            env = held.enter_context(used_cell(store, request, timeout=timeout, log=lines.append))
+        except InstallError as err:
+            install_log.write_text(redact_text("\n".join([*lines, err.log])))
+            return err
+        install_log.write_text(redact_text("\n".join(lines)))
+        return work(env)

@@ -55,6 +55,7 @@ RESERVED_IDS = frozenset(
         "tests-fast",
         "lint",
         "report",
+        "clean",
         *HUNT_NAMES,  # bisect, sweep, check, culprit, atlas: one session per hunt
         "nightly-dry-run",
     }
