@@ -37,8 +37,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     gc.add_argument(
         "--max-size",
         metavar="SIZE",
-        help="then remove the least recently used until the store is at most SIZE "
-        "(500M, 5G, ...)",
+        help="then remove the least recently used until the store is at most SIZE (500M, 5G, ...)",
     )
     gc.add_argument(
         "--env-dir",
