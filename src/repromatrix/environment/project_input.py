@@ -1,4 +1,5 @@
-"""A cell's requirements as uv reads them when a package has an index of its own.
+"""What uv reads besides its flags: a cell's requirements when a package has an index
+of its own (a project file), the lock ``uv pip sync`` installs, the overrides file.
 
 ``package_indexes: {torch: "https://download.pytorch.org/whl/cpu"}`` must apply to
 torch alone: as an extra index, uv would ask it first for every package (so an
@@ -77,3 +78,24 @@ def project_text(requirements: list[str], sourced: dict[str, str]) -> str:
     lines += ["", "[tool.uv.sources]"]
     lines += [f"{quoted(p)} = {{ index = {quoted(names[url])} }}" for p, url in sourced.items()]
     return "\n".join(lines) + "\n"
+
+
+def lock_input(store: Path, home: Path, index: IndexSettings) -> Path:
+    """What ``uv pip sync`` reads: the lock, or, where a package has an index of its
+    own, the lock as a project file that says so."""
+    lock = (home / "lock.txt").read_text().splitlines()
+    lines = [line.strip() for line in lock if line.strip() and not line.startswith("#")]
+    return project_file(store, lines, index) or home / "lock.txt"
+
+
+def overrides_file(folder: Path, overrides: tuple[str, ...]) -> Path:
+    """The overrides as a requirements file for uv, named by its content (runs in
+    parallel never write each other's)."""
+    text = "".join(f"{line}\n" for line in sorted(overrides))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"overrides-{hashlib.sha256(text.encode()).hexdigest()[:16]}.txt"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    return path

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -49,7 +48,7 @@ from repromatrix.environment.identity import (
 )
 from repromatrix.environment.known_requests import known_cell, remember_cell
 from repromatrix.environment.lock import lock_of_venv, lock_versions, packages_of_lock
-from repromatrix.environment.project_input import project_file
+from repromatrix.environment.project_input import lock_input, overrides_file, project_file
 from repromatrix.environment.request import Environment, EnvRequest
 from repromatrix.environment.staging import staging_slot
 from repromatrix.environment.system import inspect_system, write_stub_wheel
@@ -247,7 +246,7 @@ class EnvStore:
         for package, cutoff in exclusions:
             install += ["--exclude-newer-package", f"{package}={cutoff}"]
         if request.overrides:
-            overrides = _write_overrides(self.root / "_overrides", request.overrides)
+            overrides = overrides_file(self.root / "_overrides", request.overrides)
             install += ["--override", str(overrides)]
         say(f"installing: {' '.join(requirements)}")
         steps = [
@@ -315,7 +314,7 @@ class EnvStore:
         for package, cutoff in exclusions:
             args += ["--exclude-newer-package", f"{package}={cutoff}"]
         if request.overrides:
-            overrides = _write_overrides(stubs.parent / "_overrides", request.overrides)
+            overrides = overrides_file(stubs.parent / "_overrides", request.overrides)
             args += ["--override", str(overrides)]
         for pin in request.pins:
             if pin.kind in (PinKind.ABSENT, PinKind.SYSTEM):
@@ -366,7 +365,7 @@ class EnvStore:
                     uv,
                     "pip",
                     "sync",
-                    str(_lock_input(self.root, home, request)),
+                    str(lock_input(self.root, home, request.index)),
                     "--python",
                     str(venv / "bin" / "python"),
                     *request.index.uv_args(),
@@ -444,27 +443,6 @@ class EnvStore:
             time_travel=travel,
             sources=sources,
         )
-
-
-def _lock_input(store: Path, home: Path, request: EnvRequest) -> Path:
-    """What ``uv pip sync`` reads: the lock, or, where a package has an index of its
-    own, the lock as a project file that says so (project_input.py)."""
-    lock = (home / "lock.txt").read_text().splitlines()
-    lines = [line.strip() for line in lock if line.strip() and not line.startswith("#")]
-    return project_file(store, lines, request.index) or home / "lock.txt"
-
-
-def _write_overrides(folder: Path, overrides: tuple[str, ...]) -> Path:
-    """The overrides as a requirements file for uv, named by its content (runs in
-    parallel never write each other's)."""
-    text = "".join(f"{line}\n" for line in sorted(overrides))
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"overrides-{hashlib.sha256(text.encode()).hexdigest()[:16]}.txt"
-    if not path.exists():
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
-    return path
 
 
 def _stale_index(returncode: int, stderr: str) -> bool:
