@@ -99,7 +99,8 @@ def test_using_a_cell_stamps_it_and_waits_out_a_removal(tmp_path: Path) -> None:
                 collect(tmp_path, keep_days=0, now=NOW)
             else:
                 cell(tmp_path, "a", days_ago=0)
-            return type("Env", (), {"root": home, "identity": home.name})()
+            fields = {"root": home, "identity": home.name, "python": home / "venv"}
+            return type("Env", (), fields)()
 
     with used_cell(Store(), None, timeout=1, log=print) as env:  # type: ignore[arg-type]
         assert env.root.exists() and len(built) == 2

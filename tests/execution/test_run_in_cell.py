@@ -10,14 +10,14 @@ from pathlib import Path
 from repromatrix.environment import EnvRequest, InstallError
 from repromatrix.environment.gc import in_use
 from repromatrix.environment.request import Environment
+from repromatrix.environment.store import EnvStore
 from repromatrix.environment.uv import Interpreter
 from repromatrix.execution.cell import run_in_cell
 
 
 class Store:
-    def __init__(self, env: Environment | None = None, root: Path | None = None) -> None:
+    def __init__(self, env: Environment | None = None) -> None:
         self.env = env
-        self.root = root
 
     def build(self, request, *, timeout, log=None):
         log("resolving with token=hf_CellCanary0123456789abcdef")
@@ -57,8 +57,12 @@ def test_a_built_cell_runs_the_work(tmp_path: Path) -> None:
             assert not free, "the cell is held in use while its work runs: gc leaves it"
         return cell.identity
 
+    class Stored(EnvStore):  # the real store's use, its build stood in
+        def build(self, request, *, timeout, log=None):
+            return Store(env).build(request, timeout=timeout, log=log)
+
     got = run_in_cell(
-        Store(env, tmp_path / "store"), EnvRequest(pins=()), work, timeout=1, install_log=log
+        Stored(tmp_path / "store"), EnvRequest(pins=()), work, timeout=1, install_log=log
     )
     assert got == "ab" * 32
     assert "resolving with" in log.read_text()

@@ -27,13 +27,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repromatrix.environment.known_requests import REQUESTS
-from repromatrix.environment.request import Environment, EnvRequest
 from repromatrix.environment.source_tree import STAGED
-from repromatrix.environment.store import EnvStore
 from repromatrix.environment.uv import InstallError
 from repromatrix.errors import UserError
+
+if TYPE_CHECKING:
+    from repromatrix.environment.request import Environment, EnvRequest
+    from repromatrix.environment.store import EnvStore
 
 IN_USE = "_inuse"
 TRASH = "_trash"
@@ -88,8 +91,9 @@ def used_cell(
     for _attempt in (1, 2):
         env = store.build(request, timeout=timeout, log=log)
         with in_use(store.root, env.identity):
-            if (env.root / "complete").exists():  # not removed between build and lock
-                (env.root / USED).touch()
+            if env.python.exists():  # not removed (gc) between the build and the lock
+                if env.root.is_dir():
+                    (env.root / USED).touch()
                 yield env
                 return
     raise InstallError("install", "the environment was removed as it was taken (gc); run again")

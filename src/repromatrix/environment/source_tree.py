@@ -343,6 +343,9 @@ def stage_source(store: Path, tree: SourceTree, folder: Path, *, beside: str | P
         source = root / relative
         if source.is_symlink() or source.is_file():
             shutil.copy2(source, target, follow_symlinks=False)
+        elif source.is_dir():  # a submodule, listed as one entry
+            ignore = shutil.ignore_patterns(".git", "__pycache__")
+            shutil.copytree(source, target, symlinks=True, ignore=ignore)
     tmp.mkdir(parents=True, exist_ok=True)
     try:
         tmp.rename(home)

@@ -169,6 +169,17 @@ class EnvStore:
                 started,
             )  # fmt: skip
 
+    @contextmanager
+    def use(
+        self, request: EnvRequest, *, timeout: float = 1800.0, log: Log | None = None
+    ) -> Iterator[Environment]:
+        """``build``, the cell held in use while the block runs: `repromatrix gc`
+        leaves it alone (environment/gc.py)."""
+        from repromatrix.environment.gc import used_cell
+
+        with used_cell(self, request, timeout=timeout, log=log or (lambda _l: None)) as env:
+            yield env
+
     def _store(
         self,
         request: EnvRequest,
