@@ -181,18 +181,6 @@ def test_a_failure_that_changes_between_runs_gets_every_rerun(light_env, cases, 
     assert by_id[selection[0]].attempts == ["failed", "failed", "failed"]
 
 
-def test_same_failure_reads_the_type_and_the_message_without_its_numbers() -> None:
-    from repromatrix.execution.runner import CaseRecord, same_failure
-
-    first = CaseRecord("t", "failed", error_type="AssertionError", message="assert 0.25 == 4")
-    assert same_failure(first, CaseRecord("t", "failed", error_type="AssertionError",
-                                          message="assert 0.75 == 4\nmore"))  # fmt: skip
-    assert not same_failure(first, CaseRecord("t", "failed", error_type="KeyError",
-                                              message="assert 0.25 == 4"))  # fmt: skip
-    assert not same_failure(first, CaseRecord("t", "crashed", message="assert 0.25 == 4"))
-    assert not same_failure(first, CaseRecord("t", "passed"))
-
-
 def test_records_already_written_are_not_run_again(light_env, cases, tmp_path):
     run(light_env, cases, tmp_path, ["test_crash.py::test_before"])
     records = (tmp_path / "records.jsonl").read_text()

@@ -15,7 +15,6 @@ supervised from outside through the records the cell plugin appends:
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +24,12 @@ from pathlib import Path
 from repromatrix import procs
 from repromatrix.environment import Environment
 from repromatrix.errors import UserError
+from repromatrix.execution._cell.signature import (
+    Signature,
+    is_signature,
+    same_failure,
+    signature_of_traceback,
+)
 from repromatrix.outcomes import COLLECTION_ID, RERUN_WORTHY, CaseOutcome
 from repromatrix.redact import machine_places, redact, redact_text, shorten_paths
 
@@ -42,6 +47,8 @@ class CaseRecord:
     message: str = ""
     traceback: str = ""
     attempts: list[str] = field(default_factory=list)  # outcome of each run, first included
+    # What a failing case died of (_cell/signature.py); None for a passing or skipped one.
+    signature: Signature | None = None
 
     @classmethod
     def from_event(cls, event: Mapping, places: Mapping[str, str] = ()) -> CaseRecord:
@@ -51,7 +58,7 @@ class CaseRecord:
         def clean(text: str | None) -> str:
             return shorten_paths(redact_text(text or ""), dict(places))
 
-        return cls(
+        record = cls(
             id=event["id"],
             outcome=event["outcome"],
             seconds=float(event.get("seconds") or 0.0),
@@ -60,6 +67,26 @@ class CaseRecord:
             traceback=clean(event.get("traceback")),
             attempts=[event["outcome"]],
         )
+        if record.outcome not in _NO_FAILURE:
+            record.signature = _signature(event.get("signature"), record, clean)
+        return record
+
+
+_NO_FAILURE = frozenset({CaseOutcome.PASSED, CaseOutcome.SKIPPED})
+
+
+def _signature(
+    stored: Mapping | None, record: CaseRecord, clean: Callable[[str | None], str]
+) -> Signature:
+    """The cell's signature with secrets masked (its key recomputed from what is kept);
+    for a failure the cell could not sign (a time-out, a crash the harness records, a
+    records file written before signatures), one from its traceback, else from its
+    type and message."""
+    if stored:
+        frames = [clean(frame) for frame in stored.get("frames") or ()]
+        return Signature.of(clean(stored.get("exception")), frames, clean(stored.get("message")))
+    found = signature_of_traceback(record.traceback) if record.traceback else None
+    return found or Signature.of(record.error_type or record.outcome, (), record.message)
 
 
 @dataclass
@@ -72,22 +99,6 @@ class CaseRun:
 
 
 Progress = Callable[[CaseRecord], None]
-
-
-_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
-
-
-def failure_signature(case: CaseRecord) -> tuple[str, str | None, str]:
-    """What identifies a failure across interpreters: its outcome, the error's type and
-    its message's first line with addresses and numbers taken out (an object's id, a
-    timing, a random value differ from run to run)."""
-    line = next((ln.strip() for ln in case.message.splitlines() if ln.strip()), "")
-    return case.outcome, case.error_type, _NUMBERS.sub("#", line)
-
-
-def same_failure(first: CaseRecord, again: CaseRecord) -> bool:
-    """Whether a rerun failed as the first run did (then it is not rerun again)."""
-    return again.outcome != "passed" and failure_signature(first) == failure_signature(again)
 
 
 class CaseRunner:
@@ -175,7 +186,7 @@ class CaseRunner:
                 case = by_id.get(again.id)
                 if case is None:
                     continue
-                if same_failure(case, again):
+                if again.outcome == case.outcome and same_failure(case.signature, again.signature):
                     # The same failure twice in fresh interpreters: deterministic, and
                     # a third run would only cost its time (a torch import and more).
                     candidates.remove(again.id)
@@ -428,6 +439,8 @@ def _record_event(path: Path, number: int, line: str) -> dict | None:
         for key in ("message", "traceback", "error_type"):
             if event.get(key) is not None and not isinstance(event[key], str):
                 raise UserError(f"{where}: {key}: {event[key]!r} is not text")
+        if not is_signature(event.get("signature")):
+            raise UserError(f"{where}: signature: {event['signature']!r:.80} is not a signature")
     return event
 
 
