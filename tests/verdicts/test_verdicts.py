@@ -13,9 +13,8 @@ from support.reportdata import (
     versions,
 )
 
-from repromatrix.matrix.pins import PinKind
+from repromatrix.matrix.pins import PinKind, parse_pin_option
 from repromatrix.outcomes import COLLECTION_ID
-from repromatrix.probe.check import parse_pin_option
 from repromatrix.verdicts import held_pins, judge
 from repromatrix.verdicts.knownissues import parse_registry
 

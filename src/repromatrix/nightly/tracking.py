@@ -64,7 +64,11 @@ class Failure:
 
 
 @dataclass
-class Hunt:
+class Dispatch:
+    """A hunt the nightly sent to its workflow (a bisect, a culprit hunt), as the
+    tracking issue lists it until its answer comes back (hunts.hunt.Hunt is the
+    hunt itself)."""
+
     key: str  # bisect:<package>:<good>:<bad>:<case> | culprit:<combination>:<case>
     workflow: str
     what: str  # "transformers 4.52.4..4.53.0" / "tf-latest: 3 packages moved"
@@ -79,7 +83,7 @@ class Hunt:
 @dataclass
 class TrackingState:
     failures: dict[str, Failure] = field(default_factory=dict)
-    hunts: list[Hunt] = field(default_factory=list)
+    hunts: list[Dispatch] = field(default_factory=list)
     last_run: str = ""
 
     def hidden(self) -> str:
@@ -104,7 +108,7 @@ def read_state(body: str) -> TrackingState | None:
         if data.get("schema") != STATE_SCHEMA:
             return None
         failures = [Failure(**f) for f in data.get("failures", [])]
-        hunts = [Hunt(**h) for h in data.get("hunts", [])]
+        hunts = [Dispatch(**h) for h in data.get("hunts", [])]
     except (ValueError, TypeError, AttributeError):
         return None
     return TrackingState(
@@ -198,7 +202,7 @@ def follow(
     night: Night,
     *,
     baseline: Results | None = None,
-    hunts: list[Hunt] = (),  # type: ignore[assignment]
+    hunts: list[Dispatch] = (),  # type: ignore[assignment]
     answers: dict[str, tuple[str, str]] | None = None,
     summary: str = "",
 ) -> Update:
@@ -236,10 +240,10 @@ def follow(
 
 def _hunts(
     previous: TrackingState | None,
-    tonight: list[Hunt],
+    tonight: list[Dispatch],
     answers: dict[str, tuple[str, str]],
     keep: set[str],
-) -> list[Hunt]:
+) -> list[Dispatch]:
     """Earlier hunts for failures still tracked, tonight's, each with its answer."""
     hunts = {h.key: h for h in (previous.hunts if previous else []) if _failure_key(h) in keep}
     for hunt in tonight:
@@ -250,7 +254,7 @@ def _hunts(
     return list(hunts.values())
 
 
-def _failure_key(hunt: Hunt) -> str:
+def _failure_key(hunt: Dispatch) -> str:
     return f"{hunt.combination} {hunt.case}"
 
 
@@ -408,7 +412,7 @@ def _possibly(found: list[PossiblyFixed]) -> str:
     return "\n".join([*lines, ""]) + "\n"
 
 
-def _hunt_lines(hunts: list[Hunt]) -> str:
+def _hunt_lines(hunts: list[Dispatch]) -> str:
     if not hunts:
         return ""
     lines = ["### Hunts", ""]
