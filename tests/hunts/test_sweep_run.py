@@ -19,7 +19,8 @@ from support.wheels import pure_wheel
 from repromatrix import cli
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
-from repromatrix.hunts.sweep.run import Releases, SweepOptions, run_sweep
+from repromatrix.hunts.hunt import Voice, run_hunt
+from repromatrix.hunts.sweep.run import SWEEP, Releases, SweepOptions, sweep_hunt
 from repromatrix.matrix.cell import CellSpec
 from repromatrix.probe.observation import BuiltCell, DateCap, InstallFailure, Observation
 from repromatrix.probe.prober import CellProber
@@ -77,11 +78,12 @@ def index_with(wheels: Path) -> IndexSettings:
     return IndexSettings.from_environment().overlaid(find_links=(str(wheels),))
 
 
-def sweep_here(tmp_path: Path, wheels: Path, start: str, end: str, probe: Probe, **kw):
-    """run_sweep of PACKAGE from START to END over WHEELS, reports under
-    tmp_path/reports/sweep, environments in tmp_path/envs; KW: more SweepOptions, or
-    run_sweep's say (quiet by default) and github."""
-    run = {k: kw.pop(k) for k in ("say", "github") if k in kw}
+def sweep_here(
+    tmp_path: Path, wheels: Path, start: str, end: str, probe: Probe, say=None, github=None, **kw
+):
+    """The sweep of PACKAGE from START to END over WHEELS, reports under
+    tmp_path/reports/sweep, environments in tmp_path/envs; KW: more SweepOptions. SAY
+    hears its lines (none by default); GITHUB, where given, is its GitHub client."""
     options = SweepOptions(
         package=PACKAGE,
         start=start,
@@ -91,9 +93,9 @@ def sweep_here(tmp_path: Path, wheels: Path, start: str, end: str, probe: Probe,
         index=index_with(wheels),
         **kw,
     )
-    return run_sweep(
-        options, CellProber(env_dir=tmp_path / "envs"), **{"say": lambda _: None, **run}
-    )
+    hunt = SWEEP if github is None else sweep_hunt(github)
+    voice = Voice(say=say or (lambda _line: None))
+    return run_hunt(hunt, options, CellProber(env_dir=tmp_path / "envs"), voice)
 
 
 def test_a_sweep_finds_every_flip_and_writes_reproducers(
@@ -222,7 +224,8 @@ def test_as_of_a_package_nobody_pinned_is_refused_before_anything_runs(
     tmp_path: Path, probe: Path
 ) -> None:
     with pytest.raises(UserError, match="--as-of accelerate: accelerate has no exact pin"):
-        run_sweep(
+        run_hunt(
+            SWEEP,
             SweepOptions(
                 package=PACKAGE,
                 start="1.0.0",
@@ -230,7 +233,8 @@ def test_as_of_a_package_nobody_pinned_is_refused_before_anything_runs(
                 probe=Probe(script=probe),
                 out=tmp_path / "out",
                 cell=CellSpec(as_of="accelerate"),
-            )
+            ),
+            lambda trial: pytest.fail(f"probed {trial.name}"),
         )
     assert not (tmp_path / "out").exists()
 
