@@ -169,31 +169,26 @@ class JsonRedactor:
         could hold what :func:`redact` masks: a secret value, raw or as the text spells
         it, credentials in a URL or a token shape. False: redact() (and redact_text)
         would change nothing, so a large document need not be walked value by value.
-        Substring tests first (C speed): the patterns run only where they could match."""
+        One pass of C per net: a substring test per secret, one for '://', and one
+        search for every token shape at once (half the time of a test per prefix)."""
         if any(value in text for value in self.spelt):
             return True
         if "://" in text and URL_CREDENTIALS.search(text):
             return True
-        return any(p in text for p in _TOKEN_PREFIXES) and bool(_TOKEN_HINTS.search(text))
-
-
-# What every token shape starts with (TOKEN_SHAPES).
-_TOKEN_PREFIXES = (
-    "hf_",
-    *(f"gh{kind}_" for kind in "pousr"),
-    "github_pat_",
-    "glpat-",
-    "AKIA",
-    *(f"xox{kind}-" for kind in "abpr"),
-)
+        return _TOKEN_HINTS.search(text) is not None
 
 
 def _json_spelling(value: str) -> str:
     return json.dumps(value)[1:-1]
 
 
+def _json_spelling_unicode(value: str) -> str:
+    # As pydantic's serializer and the results files spell it: non-ASCII as it is.
+    return json.dumps(value, ensure_ascii=False)[1:-1]
+
+
 def json_redactor(environ: Mapping[str, str] | None = None) -> JsonRedactor:
-    return escaped_redactor((_json_spelling,), environ)
+    return escaped_redactor((_json_spelling, _json_spelling_unicode), environ)
 
 
 def escaped_redactor(

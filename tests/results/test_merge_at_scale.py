@@ -1,7 +1,8 @@
 """What makes a merge of thousands of combinations fast keeps its promises: a file
 copied as it was written unless it may hold a secret (then masked value by value, a
 quote or backslash in the secret included), results.json in a layout that json's C
-encoder writes and any JSON reader reads."""
+encoder and pydantic's serializer write alike (compact, one object a line) and any JSON
+reader reads."""
 
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ def test_results_json_is_one_line_a_combination_and_reads_back(tmp_path) -> None
     text = (tmp_path / "merged" / "results.json").read_text()
     lines = text.splitlines()
     assert lines[0] == "{" and lines[-1] == "}"
-    assert sum(1 for line in lines if line.startswith('    {"id": "c')) == 3
+    assert sum(1 for line in lines if line.startswith('    {"id":"c')) == 3
     assert load_results(tmp_path / "merged").dump() == merged.dump()
 
 
