@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from repromatrix.execution._cell.signature import Signature  # noqa: E402
 from repromatrix.outcomes import combination_status  # noqa: E402
+from repromatrix.redact import masked_already  # noqa: E402
 from repromatrix.reports import html, junit, markdown, results_json  # noqa: E402
 from repromatrix.reports.view import View  # noqa: E402
 from repromatrix.results import (  # noqa: E402
@@ -199,7 +200,7 @@ def bench(combinations: int, cases: int, repeat: int, per_job: int = 2) -> dict:
             ):
                 with _timed(name, timings, cpu):
                     text = render(view)
-                    write_text_atomic(out / name, text)
+                    write_text_atomic(out / name, text, scrub=masked_already)  # as write_all
                 sizes[name] = len(text)
             sizes["results.json"] = (out / "results.json").stat().st_size
             timings["total"], cpu["total"] = sum(timings.values()), sum(cpu.values())

@@ -53,7 +53,8 @@ def render(view: View) -> str:
     found = escaped_redactor((_xml_spellings, _text_spelling))
     text = _render(view, _cleaner(None))
     if found.may_hold_secrets(text):
-        text = _render(view, _cleaner(redactor()))
+        scrub = redactor()
+        text = scrub(_render(view, _cleaner(scrub)))  # and the whole, as the door would
     return text
 
 

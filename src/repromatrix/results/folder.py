@@ -22,14 +22,15 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from repromatrix.errors import UserError, writable_folder
-from repromatrix.redact import JsonRedactor, json_redactor, redact, redact_text
+from repromatrix.redact import JsonRedactor, json_redactor, masked_already, redact, redact_text
 from repromatrix.results.schema import (
     ID_PATTERN,
     CombinationResult,
@@ -57,14 +58,13 @@ def write_text_atomic(
     the same, its secrets read once for many files).
     ``durable``: flushed to the disk before the rename (a power cut keeps it); a merge
     of thousands of files that it can redo from its sources skips that for each."""
-    text = scrub(text) if scrub is not None else redact_text(text)
+    data = (scrub(text) if scrub is not None else redact_text(text)).encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _temporary(path)
     try:
-        # mkstemp makes the file private (0600); a report is for everyone to read.
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with open(fd, "wb") as handle:
+            os.fchmod(fd, 0o644)  # a report is for everyone to read, whatever the umask
+            handle.write(data)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
@@ -74,36 +74,51 @@ def write_text_atomic(
         raise
 
 
+def _temporary(path: Path) -> tuple[int, str]:
+    """A new file beside ``path`` to write it in, named for this process and thread (a
+    merge writes thousands: mkstemp's random names cost more than the writing)."""
+    tmp = f"{path.parent}{os.sep}.{path.name}.{os.getpid()}-{threading.get_ident()}.tmp"
+    try:  # O_EXCL: never an existing file, nor a link planted under that name
+        return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), tmp
+    except FileExistsError:  # left by a process of the same id, killed mid-write
+        return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+
+
 def write_json_atomic(
     path: Path,
     data: Any,
     *,
     durable: bool = True,
     redactor: JsonRedactor | None = None,
+    masked: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """``data`` (plain JSON data, or a pydantic model: see model_text) as json_text lays
     it out; returns the text written.
 
     Masked value by value first: a secret holding a quote or a backslash is spelt
     differently once in JSON text. (Only where the text may hold one: the walk costs
-    seconds on a results.json of 2,000 combinations.)"""
+    seconds on a results.json of 2,000 combinations.) ``masked``: a list field of the
+    model as the JSON lines of its objects, masked already (a merge's combinations, as
+    it has just written their files): the rest is scanned, they are not again."""
     redactor = redactor or json_redactor()
+    if isinstance(data, BaseModel) and masked:
+        rest = data.model_copy(update={name: [] for name in masked})
+        if not redactor.may_hold_secrets(model_text(rest)):
+            text = model_text(data, masked)
+            write_text_atomic(path, text, durable=durable, scrub=masked_already)
+            return text
     text = model_text(data) if isinstance(data, BaseModel) else json_text(data)
     if redactor.may_hold_secrets(text):
         if isinstance(data, BaseModel):
             data = data.model_dump(mode="json", by_alias=True)
         text = redactor.scrub(json_text(redact(data)))
-    write_text_atomic(path, text, durable=durable, scrub=_as_it_is)
+    write_text_atomic(path, text, durable=durable, scrub=masked_already)
     return text
 
 
-def _as_it_is(text: str) -> str:
-    return text
-
-
-# Compact, as pydantic's serializer writes JSON (non-ASCII as it is: the files are
-# UTF-8); NaN and infinities as Python's json writes and reads them.
-_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+# Compact and ASCII, as pydantic's serializer writes JSON here (model_text); NaN and
+# infinities as Python's json writes and reads them.
+_compact = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def json_text(data: Any) -> str:
@@ -123,24 +138,28 @@ def json_text(data: Any) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def model_text(model: BaseModel) -> str:
+def model_text(model: BaseModel, objects: Mapping[str, Sequence[str]] | None = None) -> str:
     """``json_text(model.model_dump(mode="json", by_alias=True))``, each object of a
     list of models written by pydantic's serializer (in Rust) instead of a dict built
     and then walked in Python: a second saved on a results.json of 2,000 combinations.
-    The same JSON (a float may spell its exponent otherwise)."""
+    The same JSON (a float may spell its exponent otherwise). ``objects``: a list
+    field's objects as JSON text already (one_line), in its order."""
+    objects = objects or {}
     fields = type(model).model_fields
     listed = {
         name
         for name, value in model
         if isinstance(value, list) and value and all(isinstance(v, BaseModel) for v in value)
-    }
+    } | set(objects)
     rest = model.model_dump(mode="json", by_alias=True, exclude=listed)
     lines = []
     for name, value in model:  # the fields in order, then what the file held besides
         key = (fields[name].alias or name) if name in fields else name
         if name in listed:
-            objects = ",\n    ".join(item.model_dump_json(by_alias=True) for item in value)
-            body = f"[\n    {objects}\n  ]"
+            texts = objects.get(name) or [
+                item.model_dump_json(by_alias=True, ensure_ascii=True) for item in value
+            ]
+            body = "[\n    " + ",\n    ".join(texts) + "\n  ]" if texts else "[]"
         else:
             body = _compact(rest[key])
         lines.append(f"  {_compact(key)}:{body}")
@@ -149,11 +168,14 @@ def model_text(model: BaseModel) -> str:
 
 def one_line(text: str) -> str:
     """A JSON text on one line: json_text's layout of a combination becomes the line
-    results.json holds for it (a newline is never inside a JSON string)."""
+    results.json holds for it. (A line break inside a JSON string is escaped: one in
+    the text is whitespace between its tokens.)"""
+    if "\r" in text:
+        text = text.replace("\r", "")
     return _NEWLINES.sub("", text.strip())
 
 
-_NEWLINES = re.compile(r"\s*\n\s*")
+_NEWLINES = re.compile(r"\n[\t\n ]*")  # a literal first: a fast search
 
 
 def write_json_text(path: Path, text: str, redactor: JsonRedactor) -> str:
@@ -162,7 +184,7 @@ def write_json_text(path: Path, text: str, redactor: JsonRedactor) -> str:
     written. Not flushed one by one (merge)."""
     if redactor.may_hold_secrets(text):
         text = redactor.scrub(json_text(redact(json.loads(text))))
-    write_text_atomic(path, text, durable=False, scrub=_as_it_is)
+    write_text_atomic(path, text, durable=False, scrub=masked_already)
     return text
 
 
@@ -307,13 +329,22 @@ class ResultsDir:
         shutil.rmtree(aside, ignore_errors=True)
 
     def merge(
-        self, run: RunInfo, order: list[str], found: dict[str, CombinationResult] | None = None
+        self,
+        run: RunInfo,
+        order: list[str],
+        found: dict[str, CombinationResult] | None = None,
+        lines: Mapping[str, str] | None = None,
     ) -> Results:
         """results.json from the per-combination files (``found``: what they hold, when
-        the caller has it already), in matrix order."""
+        the caller has it already), in matrix order. ``lines``: each combination's file
+        as one line (one_line), masked as it was written: results.json holds those
+        (when it has one for every combination), not scanned again."""
         found = read_combinations(self.path) if found is None else found
         position = {cid: i for i, cid in reversed(list(enumerate(order)))}
         ranked = sorted(found.values(), key=lambda c: (position.get(c.id, len(order)), c.id))
         results = Results(run=run, combinations=ranked)
-        write_json_atomic(self.path / "results.json", results)
+        masked = None
+        if lines is not None and all(c.id in lines for c in ranked):
+            masked = {"combinations": [lines[c.id] for c in ranked]}
+        write_json_atomic(self.path / "results.json", results, masked=masked)
         return results

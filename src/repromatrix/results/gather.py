@@ -33,9 +33,10 @@ from repromatrix.redact import json_redactor
 from repromatrix.results.folder import (
     ResultsDir,
     combination_path,
+    one_line,
     read_combination_files,
     read_combinations,
-    write_combination,
+    write_json_atomic,
     write_json_text,
 )
 from repromatrix.results.schema import (
@@ -166,23 +167,28 @@ def merge(
         # before it is done again from its sources.
         redactor = json_redactor()
         listed: dict[Path, dict] = {}  # each source's logs, listed once
+        lines: dict[str, str] = {}  # each file as written, masked: results.json's lines
         for cid in sorted(incoming):
             combo, origin = chosen[cid]
             if origin == target.path:
                 continue
+            path = combination_path(target.path, cid)
             if cid in texts[origin]:  # read and validated: written as it is
-                write_json_text(combination_path(target.path, cid), texts[origin][cid], redactor)
+                written = write_json_text(path, texts[origin][cid], redactor)
             else:
-                write_combination(target.path, combo, durable=False, redactor=redactor)
+                written = write_json_atomic(path, combo, durable=False, redactor=redactor)
+            lines[cid] = one_line(written)
             _copy_logs(origin, target, cid, listed)
         for wanted in expected:
             if wanted.id not in chosen or chosen[wanted.id][0].status == CombinationStatus.LOST:
                 lost = wanted.lost()
-                write_combination(target.path, lost, durable=False, redactor=redactor)
+                path = combination_path(target.path, lost.id)
+                written = write_json_atomic(path, lost, durable=False, redactor=redactor)
+                lines[lost.id] = one_line(written)
                 chosen[wanted.id] = (lost, target.path)
         order = list(order) or [wanted.id for wanted in expected]
         found = {cid: combo for cid, (combo, _origin) in chosen.items()}
-        return target.merge(_merged_run(read), order, found)
+        return target.merge(_merged_run(read), order, found, lines)
 
 
 def _results_dirs(path: Path, tolerate_none: bool) -> list[Path]:

@@ -281,7 +281,7 @@ def read_json_text(path: Path) -> tuple[Any, str]:
     """A JSON file's data, its nesting bounded, and its text: read once (a merge
     writes the text it validated as it is)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise UserError(f"{path}:{err.lineno}: not valid JSON ({err.msg})") from None
