@@ -53,7 +53,7 @@ HEAVY = (
 )
 COMMANDS = (
     "list", "run", "report", "bisect", "check", "culprit", "ci-matrix", "merge", "triage",
-    "hunt-inputs", "baseline", "sweep", "init", "issue", "dry-run", "atlas",
+    "hunt-inputs", "baseline", "hunt-comment", "sweep", "init", "issue", "dry-run", "atlas",
 )  # fmt: skip
 
 

@@ -139,6 +139,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--repromatrix", help="where the hunts install repromatrix from: the nightly's source"
     )
     triaging.add_argument(
+        "--bot",
+        action="append",
+        metavar="LOGIN",
+        help="whose comments on the tracking issue are the hunts' answers: the workflows' "
+        "bot identity, NAME[bot] (repeatable; default: .github/repromatrix.yml's issue.bots, "
+        "else github-actions[bot])",
+    )
+    triaging.add_argument(
         "--baseline-note",
         help="why there is no baseline (repromatrix baseline says it), shown on the issue",
     )
@@ -151,6 +159,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     hunting.add_argument("--workflow", choices=DISPATCHED, required=True)
     hunting.add_argument(
         "--cases", type=Path, default=Path("cases"), help="the cases folder (default: cases)"
+    )
+    hunting.add_argument(
+        "--matrix",
+        type=Path,
+        default=Path("matrix.yaml"),
+        help="whose packages a hunt may install by name (default: matrix.yaml, when there is one)",
     )
     _github_output(hunting, "step outputs file (default: $GITHUB_OUTPUT): runner=<labels as JSON>")
 
@@ -327,6 +341,7 @@ def _triage(args: argparse.Namespace) -> int:
         github_output=args.github_output,
         runner=args.runner or "",
         repromatrix=args.repromatrix or "",
+        bots=_bots(args.bot),
     )
     followed = follow_nightly(options, gh.GitHub())
     for hunt in followed.found.culprits:
@@ -336,6 +351,25 @@ def _triage(args: argparse.Namespace) -> int:
         # The night's results were uploaded before this step; only the issue is missing.
         raise GitHubFailure(f"{followed.gh_error} (triage.json is written; the issue is not)")
     return 0
+
+
+def _bots(given: list[str] | None) -> list[str]:
+    """The bot logins: --bot, else the issue bot's (.github/repromatrix.yml), else
+    github-actions[bot]; a settings file that does not read costs a warning, never the
+    night."""
+    from repromatrix.github.authors import BOT_LOGIN, DEFAULT_BOTS
+    from repromatrix.issue.config import load_settings
+
+    for login in given or []:
+        if not BOT_LOGIN.match(login):
+            raise UserError(f"--bot {login[:60]!r}: not a bot login (NAME[bot])")
+    if given:
+        return given
+    try:
+        return load_settings().bots
+    except UserError as err:
+        print(f"warning: {err}; the hunts' answers are read from {', '.join(DEFAULT_BOTS)}")
+        return list(DEFAULT_BOTS)
 
 
 def _known(matrix: Path | None) -> dict[str, Combination]:
@@ -386,8 +420,18 @@ def _hunt_inputs(args: argparse.Namespace) -> int:
         runner, source = os.environ.get("RUNNER_VARIABLE", ""), "variable NIGHTLY_RUNNER_LABELS"
     if not runner:
         runner, source = DEFAULT_RUNNER, "the default runner labels"
+    packages = None
+    if args.matrix.exists():
+        from repromatrix.matrix.load import load_matrix
+
+        packages = load_matrix(args.matrix).packages
     labels = check_inputs(
-        args.workflow, inputs, runner=runner, runner_source=source, cases=args.cases
+        args.workflow,
+        inputs,
+        runner=runner,
+        runner_source=source,
+        cases=args.cases,
+        packages=packages,
     )
     print(f"inputs checked; runner {labels}")
     if args.github_output is not None:

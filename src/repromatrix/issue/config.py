@@ -11,7 +11,11 @@ passes in the environment.
       max_releases: 12                # releases one sweep may test
       minutes: 60                     # one probe's time limit (the job stops at 2x)
       pins: [torch==2.13.0]           # held in every run unless the command pins the package
-      bots: [github-actions[bot]]     # the logins the workflow's token comments as
+      bots: [github-actions[bot]]     # the logins the workflow's token comments as: the
+                                      # bot comment, approvals and the tracking issue's
+                                      # hunt answers are read from these only (github/authors.py)
+      confinement: required           # or optional: where bubblewrap is missing, repros
+                                      # run unconfined instead of being refused
 """
 
 from __future__ import annotations
@@ -19,20 +23,21 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from repromatrix.errors import UserError, key_path
+from repromatrix.errors import UserError
+from repromatrix.github.authors import BOT_LOGIN, DEFAULT_BOTS
+from repromatrix.matrix.validation import validate
 from repromatrix.probe.check import parse_pin_option
 
 CONFIG_FILE = Path(".github/repromatrix.yml")
 TRUSTED_VARIABLE = "REPROMATRIX_TRUSTED"
-DEFAULT_BOTS = ("github-actions[bot]",)  # GITHUB_TOKEN's comments are this login's
 # A person who may label an issue is trusted for the label when GitHub gives them one of
 # these (the labeled event carries no author association: the permission API says it).
 TRUSTED_PERMISSIONS = ("admin", "maintain", "write")
-_BOT_LOGIN = r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}\[bot\]$"
 ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "FIRST_TIMER",
                 "FIRST_TIME_CONTRIBUTOR", "MANNEQUIN", "NONE")  # fmt: skip
 
@@ -48,12 +53,15 @@ class IssueSettings(BaseModel):
     minutes: int = Field(60, ge=1, le=360)
     pins: list[str] = []
     bots: list[str] = Field(default_factory=lambda: list(DEFAULT_BOTS), min_length=1, max_length=10)
+    # The run job confines the repro (issue/confine.py) and refuses where it cannot;
+    # "optional" runs it unconfined there instead (the maintainer's choice, said in the log).
+    confinement: Literal["required", "optional"] = "required"
 
     @field_validator("bots")
     @classmethod
     def _bots(cls, value: list[str]) -> list[str]:
         for login in value:
-            if not re.match(_BOT_LOGIN, login):
+            if not BOT_LOGIN.match(login):
                 raise ValueError(f"{login[:60]!r} is not a bot login (NAME[bot])")
         return value
 
@@ -87,12 +95,8 @@ def load_settings(path: Path = CONFIG_FILE, environ: dict[str, str] | None = Non
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected a mapping with an 'issue:' key")
     section = data.get("issue") or {}
-    try:
-        settings = IssueSettings.model_validate(section)
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = key_path(("issue", *first["loc"]))
-        raise UserError(f"{path}: {where}: {first['msg']}") from None
+    # One line naming the file, the key and the value, as for matrix.yaml.
+    settings = validate(IssueSettings, section, str(path), ("issue",))
     listed = (environ if environ is not None else os.environ).get(TRUSTED_VARIABLE, "")
     extra = [login for login in re.split(r"[\s,]+", listed) if login]
     if extra:

@@ -58,6 +58,8 @@ class Job(BaseModel):
     watched: list[str] = Field(default_factory=list, max_length=40)  # the watch follows these
     source: Literal["comment", "issue", "case"] = "comment"
     timeout: float = Field(gt=0, le=6 * 3600)  # one probe's time limit, seconds
+    # Whether the run job may run it unconfined where it cannot confine (settings').
+    confinement: Literal["required", "optional"] = "required"
 
     def repro_name(self) -> str:
         return f"repro-{self.issue}.py"
@@ -74,6 +76,9 @@ class Reply(BaseModel):
     comment: int | None = Field(None, ge=1)
     body: str = Field(max_length=8000)
     refused: str | None = Field(None, pattern=_SHA256)
+    # An untrusted author's comment: refused at most once a day per author and issue
+    # (bot.acknowledge), so that comments cannot buy the bot's replies.
+    author: str | None = Field(None, max_length=60)
 
 
 class PlannedApproval(BaseModel):
@@ -87,6 +92,7 @@ class PlannedApproval(BaseModel):
     sha256: str = Field(pattern=_SHA256)
     by: str = Field(pattern=LOGIN.pattern)
     how: Literal["label", "approve"]
+    head: list[str] = Field(default_factory=list, max_length=10)  # the code's first lines
 
 
 class Plan(BaseModel):
@@ -151,6 +157,7 @@ def make_job(
         watched=repro.packages() if repro else [],
         source="case" if command.case else (repro.source if repro else "comment"),  # type: ignore[arg-type]
         timeout=settings.minutes * 60.0,
+        confinement=settings.confinement,
     )
 
 
