@@ -163,14 +163,16 @@ def tests_fast(session: nox.Session) -> None:
     session.run("pytest", "-n", "auto", "-m", FAST, *session.posargs)
 
 
-# The pure parts, from stored data only: the searches, the probe's rounds, the atlas's
-# knowledge, planner and inference, the vocabulary and verdicts, the reports (issue 37).
+# The pure parts, from stored data only: the searches, the probe's rounds and
+# candidates, the atlas's knowledge, planner and inference, the vocabulary and verdicts,
+# the reports (issue 37). Not probe/test_check.py (it runs cases in a subprocess) nor
+# the atlas's localisation on planted universes (20 s alone): tests-fast has them.
 UNIT = (
     "tests/search",
-    "tests/probe",
+    "tests/probe/test_rounds.py",
+    "tests/probe/test_candidates.py",
     "tests/hunts/atlas/test_inference.py",
     "tests/hunts/atlas/test_planner.py",
-    "tests/hunts/atlas/test_localisation.py",
     "tests/verdicts",
     "tests/reports",
     "tests/test_redact.py",

@@ -177,7 +177,7 @@ def test_the_unit_tier_names_test_files_that_exist(repo_root):
     (unit,) = [
         node.value
         for node in tree.body
-        if isinstance(node, ast.Assign) and [t.id for t in node.targets] == ["UNIT"]
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["UNIT"]
     ]
     paths = ast.literal_eval(unit)
     assert "tests/search" in paths

@@ -75,9 +75,9 @@ def set_fields(model: BaseModel, **values: Any) -> None:
     vocabulary's own enums and the models it built. What a file holds is validated
     when it is read, and an assignment anywhere else is still validated; a name that
     is not a field of the model is refused here too."""
-    unknown = values.keys() - _field_names(type(model))
-    if unknown:
-        raise AttributeError(f"{type(model).__name__} has no field {sorted(unknown)[0]!r}")
+    if not _field_names(type(model)).issuperset(values):  # no set built when all are fields
+        unknown = sorted(values.keys() - _field_names(type(model)))
+        raise AttributeError(f"{type(model).__name__} has no field {unknown[0]!r}")
     model.__dict__.update(values)
     model.__pydantic_fields_set__.update(values)
 

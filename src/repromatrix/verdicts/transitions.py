@@ -260,10 +260,12 @@ class Neighbours:
             self.combinations[combination.id] = combination
             self.outcomes[combination.id] = {c.id: raw_outcome(c) for c in combination.cases}
             keys = self.keys[combination.id] = {}
-            for package in signature:
-                version = _version(signature[package])
+            ordered = sorted(signature.items())  # once: each group's key leaves one out
+            where = (combination.environment.python, combination.device)
+            for i, (package, resolved) in enumerate(ordered):
+                version = _version(resolved)
                 if version is not None:
-                    key = keys[package] = self._key(combination, signature, package)
+                    key = keys[package] = (*where, package, (*ordered[:i], *ordered[i + 1 :]))
                     members[key].append((version, combination))
         self.groups = {}
         for key, found in members.items():
@@ -280,11 +282,6 @@ class Neighbours:
         # (combination, package) -> what a step of that package holds: asked once per
         # failing case of the combination.
         self._holding: dict[tuple[str, str], tuple[dict[str, str], list[str]]] = {}
-
-    @staticmethod
-    def _key(combination: CombinationResult, signature: dict, package: str) -> tuple:
-        rest = tuple(sorted((p, v) for p, v in signature.items() if p != package))
-        return (combination.environment.python, combination.device, package, rest)
 
     def _scan(self, key: tuple, case_id: str) -> _Scan:
         scan = self._scans.get((key, case_id))
@@ -386,20 +383,25 @@ class _Scan:
 
     @classmethod
     def of(cls, outcomes: list[str | None]) -> _Scan:
-        def nearest(wanted, indices) -> list[int | None]:
-            out: list[int | None] = [None] * len(outcomes)
-            last = None
-            for i in indices:
-                out[i] = last
-                if wanted(outcomes[i]):
-                    last = i
-            return out
-
+        # Each outcome classified once, then four plain passes (no call per member:
+        # a matrix of 2,000 scans thousands of groups).
+        passes = [o == PASSED for o in outcomes]
+        fails = [o in FAILURES for o in outcomes]
         forward, backward = range(len(outcomes)), range(len(outcomes) - 1, -1, -1)
-        passes, fails = (lambda o: o == PASSED), (lambda o: o in FAILURES)
         return cls(
-            pass_below=nearest(passes, forward),
-            pass_above=nearest(passes, backward),
-            fail_below=nearest(fails, forward),
-            fail_above=nearest(fails, backward),
+            pass_below=_nearest(passes, forward),
+            pass_above=_nearest(passes, backward),
+            fail_below=_nearest(fails, forward),
+            fail_above=_nearest(fails, backward),
         )
+
+
+def _nearest(wanted: list[bool], indices: range) -> list[int | None]:
+    """For each index, the last index before it (in ``indices``' order) that is wanted."""
+    out: list[int | None] = [None] * len(wanted)
+    last = None
+    for i in indices:
+        out[i] = last
+        if wanted[i]:
+            last = i
+    return out
