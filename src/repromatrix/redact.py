@@ -206,8 +206,15 @@ def _serializer_spelling(value: str) -> str:
     return _json_spelling(value).replace("\\u007f", "\x7f")
 
 
+def _json_spelling_unicode(value: str) -> str:
+    # Non-ASCII as it is: results files written before they were ASCII (a merge copies
+    # a job's file as it is, whichever version wrote it).
+    return json.dumps(value, ensure_ascii=False)[1:-1]
+
+
 def json_redactor(environ: Mapping[str, str] | None = None) -> JsonRedactor:
-    return escaped_redactor((_json_spelling, _serializer_spelling), environ)
+    spellings = (_json_spelling, _serializer_spelling, _json_spelling_unicode)
+    return escaped_redactor(spellings, environ)
 
 
 def escaped_redactor(
