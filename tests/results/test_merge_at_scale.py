@@ -63,9 +63,7 @@ def test_the_json_redactor_finds_secrets_as_json_spells_them(monkeypatch) -> Non
         lambda s: json.dumps(s)[1:-1],  # ASCII, as the results files are written
         lambda s: json.dumps(s, ensure_ascii=False)[1:-1],  # as older versions wrote them
         # pydantic's serializer, as model_text writes each combination (DEL left raw)
-        lambda s: CaseResult(id="x", status="failed", message=s).model_dump_json(
-            ensure_ascii=True
-        ),
+        lambda s: CaseResult(id="x", status="failed", message=s).model_dump_json(ensure_ascii=True),
     ],
     ids=["ascii", "unicode", "serializer"],
 )
