@@ -10,17 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
+from support.jobs import write_job
 
 from repromatrix import redact
-from repromatrix.results import (
-    CaseResult,
-    CombinationResult,
-    Results,
-    RunInfo,
-    load_results,
-    write_combination,
-    write_json_atomic,
-)
+from repromatrix.results import CaseResult, CombinationResult, RunInfo, load_results
 from repromatrix.results.gather import merge
 
 SECRET = 'pa"ss\\word-1234'  # a quote and a backslash: JSON spells it otherwise
@@ -41,11 +34,7 @@ def _job(folder: Path, combo_id: str, message: str = "RuntimeError: boom") -> Pa
         status="failed",
         cases=[CaseResult(id="t.py::x", status="failed", outcome="failed", message=message)],
     )
-    write_combination(folder, combo)
-    write_json_atomic(
-        folder / "results.json", Results(run=RunInfo(id=combo_id), combinations=[combo]).dump()
-    )
-    return folder
+    return write_job(folder, [combo], RunInfo(id=combo_id))
 
 
 def test_the_json_redactor_finds_secrets_as_json_spells_them(monkeypatch) -> None:
