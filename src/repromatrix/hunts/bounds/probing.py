@@ -121,7 +121,7 @@ class CellMaker:
         if outside:
             # The target's own requirement refuses these: uv's --override, through --cell.
             overrides = [f"{n}=={v}" for n, v in sorted(outside.items())]
-            cell = {"id": "bounds", "pins": outside, "overrides": overrides}
+            cell = {"id": "shut-out", "pins": outside, "overrides": overrides}
             args += ["--cell", json.dumps(cell, separators=(",", ":"), sort_keys=True)]
         if checked.options.cell.python:
             args += ["--python", checked.options.cell.python]

@@ -14,13 +14,14 @@ is what the tracking issue and the pull-request comment show (tracking.py).
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from repromatrix.github.markdown import code_block, code_span, details, table_cell
+from repromatrix.github.markdown import code_block, code_span, details, one_line, table_cell
 from repromatrix.hunts.bounds.record import BoundsRecord, DependencyRecord, EndRecord, Run
 from repromatrix.outcomes import BOUNDS, BoundVerdict
 from repromatrix.results import write_json_atomic, write_text_atomic
@@ -177,7 +178,7 @@ def console_table(record: BoundsRecord, console: Console) -> None:
         row = BOUNDS[d.verdict]
         table.add_row(
             d.name, d.declared, f"{row.symbol} {d.verdict.value}", d.suggested or "(any)",
-            end_text(d.floor, "floor"), end_text(d.ceiling, "ceiling"),
+            one_line(end_text(d.floor, "floor"), 80), one_line(end_text(d.ceiling, "ceiling"), 80),
         )  # fmt: skip
     console.print(table)
 
@@ -200,8 +201,7 @@ def pyproject_diff(record: BoundsRecord, folder: Path | None) -> str:
     if path is not None and path.is_file():
         before = path.read_text(encoding="utf-8")
     else:
-        lines = [line for d in record.dependencies for line in d.requirements]
-        before = "dependencies = [\n" + "".join(f'    "{line}",\n' for line in lines) + "]\n"
+        before = _declared_toml(record)
     after = before
     for name, suggested in changes.items():
         after = _replaced(after, name, suggested)
@@ -216,9 +216,33 @@ def pyproject_diff(record: BoundsRecord, folder: Path | None) -> str:
     return "".join(diff)
 
 
+def _declared_toml(record: BoundsRecord) -> str:
+    """The tested dependencies' Requires-Dist as pyproject.toml writes them: the
+    extras' under ``[project.optional-dependencies]``, without their ``extra`` marker."""
+    base: list[str] = []
+    extras: dict[str, list[str]] = {}
+    for d in record.dependencies:
+        for line in d.requirements:
+            if d.extra is None:
+                base.append(line)
+            else:
+                bare = _EXTRA_MARKER.sub("", line)
+                extras.setdefault(d.extra, []).append(bare)
+    quoted = lambda line: json.dumps(line)  # noqa: E731 -- a TOML basic string
+    text = "[project]\ndependencies = [\n" + "".join(f"    {quoted(x)},\n" for x in base) + "]\n"
+    if extras:
+        text += "\n[project.optional-dependencies]\n"
+        for extra, lines in extras.items():
+            text += f"{extra} = [{', '.join(quoted(x) for x in lines)}]\n"
+    return text
+
+
+_EXTRA_MARKER = re.compile(r"""\s*;\s*extra\s*==\s*["'][^"']*["']\s*$""")
+
+
 def _replaced(text: str, name: str, suggested: str) -> str:
-    """Each quoted requirement on ``name`` without a marker's extra: its specifier
-    replaced (extras and markers kept)."""
+    """Each quoted requirement on ``name``: its specifier replaced (extras and
+    markers kept)."""
     spelled = re.escape(name).replace(r"\-", "[-_.]")
     pattern = re.compile(
         rf"(?P<q>[\"'])(?P<name>(?i:{spelled}))(?P<extras>\[[^\]]*\])?\s*"
@@ -227,8 +251,6 @@ def _replaced(text: str, name: str, suggested: str) -> str:
 
     def edit(match: re.Match) -> str:
         rest = match.group("rest") or ""
-        if "extra" in rest:
-            return match.group(0)
         extras = match.group("extras") or ""
         return f"{match['q']}{match['name']}{extras}{suggested}{rest}{match['q']}"
 

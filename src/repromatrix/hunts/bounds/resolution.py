@@ -24,21 +24,28 @@ RESOLVE_TIMEOUT = 600.0
 
 
 def requirements(checked: Plan) -> list[str]:
-    """The target, each tested range as declared, the held pins and the others."""
-    wanted = [checked.target.pin, *checked.held, *checked.free]
-    found = [r for pin in wanted if (r := pin.requirement()) is not None]
+    """The target (with the extras asked for), each tested range as declared, and the
+    held pins: the direct requirements of a resolution. The target's other
+    dependencies come through it, so lowest-direct leaves them at their newest."""
+    target = checked.target
+    extras = f"[{','.join(checked.options.extras)}]" if checked.options.extras else ""
+    if target.pin.kind is PinKind.PATH:
+        found = [f"{target.name}{extras} @ {target.pin.location.as_uri()}"]
+    else:
+        found = [f"{target.name}{extras}=={target.version}"]
+    found += [r for pin in checked.held if (r := pin.requirement()) is not None]
     found += [f"{d.name}{d.specifier}" for d in checked.dependencies if d.admitted]
     return found
 
 
 def compile_set(checked: Plan, asked: Sequence[str], *flags: str) -> tuple[dict[str, Version], str]:
     """(the tested dependencies' versions uv resolves ``asked`` to, "") or ({}, uv's reason)."""
+    if checked.options.cell.overrides:
+        return {}, "the cell has overrides; not resolved apart from it"
     command = [
         uv_binary(), "pip", "compile", "-", "--python", checked.interpreter, "--quiet",
         "--no-header", "--no-annotate", *checked.index.uv_args(), *flags,
     ]  # fmt: skip
-    if checked.options.cell.overrides:
-        return {}, "the cell has overrides; not resolved apart from it"
     done = procs.run(command, input="\n".join(asked) + "\n", timeout=RESOLVE_TIMEOUT)
     if done.timed_out:
         return {}, "uv pip compile timed out"
