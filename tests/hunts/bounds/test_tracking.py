@@ -1,0 +1,111 @@
+"""``repromatrix bounds-post``: a bounds record on GitHub through the gh double: the
+tracking issue opened, updated and closed; the pull-request comment edited in place,
+never someone else's look-alike; quoted text inert; a forged record one line."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from support.gh_double import GhDouble
+
+from repromatrix.cli import app
+from repromatrix.github.hidden import hidden
+from repromatrix.hunts.bounds.record import BoundsRecord, DependencyRecord, EndRecord
+from repromatrix.hunts.bounds.report import write
+from repromatrix.hunts.bounds.tracking import tracking_action
+from repromatrix.outcomes import BoundVerdict
+
+
+def record(wrong: bool, name: str = "mylib") -> BoundsRecord:
+    floor = EndRecord(
+        verdict=BoundVerdict.FLOOR_TOO_LOW if wrong else BoundVerdict.OK,
+        tested="1.0", works="1.2" if wrong else "1.0", outcome="bad" if wrong else "good",
+        reason="1.0 fails (exit 1: @octocat see #12 <img src=x>)",
+    )  # fmt: skip
+    dependency = DependencyRecord(
+        name="bf-a", declared=">=1.0", verdict=floor.verdict,
+        suggested=">=1.2" if wrong else ">=1.0", floor=floor,
+    )  # fmt: skip
+    return BoundsRecord(
+        target=f"{name}==1.0", name=name, version="1.0", python="3.11", cells=4,
+        status="done", dependencies=[dependency], command="repromatrix bounds mylib==1.0",
+    )  # fmt: skip
+
+
+@pytest.fixture
+def gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GhDouble:
+    double = GhDouble(tmp_path / "github")
+    bin_dir = double.install(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
+    for key, value in double.env().items():
+        monkeypatch.setenv(key, value)
+    return double
+
+
+def post(tmp_path: Path, one: BoundsRecord, *args: str) -> int:
+    folder = tmp_path / "artifact" / f"{one.name}-1.0"
+    write(folder, one)
+    return app.main(["bounds-post", str(tmp_path / "artifact"), *args])
+
+
+def test_the_tracking_issue_opens_updates_and_closes(tmp_path: Path, gh: GhDouble) -> None:
+    assert post(tmp_path, record(wrong=True), "--tracking", "--run-url", "https://x/run/1") == 0
+    [issue] = gh.issues()
+    assert issue["state"] == "open" and issue["labels"] == ["bounds"]
+    assert issue["title"] == "Declared bounds of mylib are wrong"
+    assert issue["body"].startswith("<!-- repromatrix:bounds ")
+    assert "floor-too-low" in issue["body"] and "`>=1.2`" in issue["body"]
+    # The quoted error shows as code; outside code nothing mentions, links or renders.
+    assert "`1.0 fails (exit 1: @octocat see #12 <img src=x>)`" in issue["body"]
+    outside = re.sub(r"`[^`\n]*`", "", issue["body"])
+    assert "@octocat" not in outside and "<img" not in outside and "#12" not in outside
+
+    # Still wrong a week later: the same issue, its body updated.
+    assert post(tmp_path, record(wrong=True), "--tracking") == 0
+    assert len(gh.issues()) == 1 and len(gh.calls_to("issue", "edit")) == 1
+    # Another target's record opens its own issue.
+    assert post(tmp_path, record(wrong=True, name="other"), "--tracking") == 0
+    assert len(gh.issues()) == 2
+
+    # The bounds hold again: commented and closed; nothing left open for mylib.
+    assert post(tmp_path, record(wrong=False), "--tracking") == 0
+    mine = next(i for i in gh.issues() if "mylib" in i["title"])
+    assert mine["state"] == "closed"
+    assert "Every declared bound of mylib holds again" in mine["comments"][-1]
+    # Holding with nothing open: nothing to do.
+    assert post(tmp_path, record(wrong=False), "--tracking") == 0
+    assert len(gh.calls_to("issue", "create")) == 2
+
+
+def test_the_pull_request_comment_is_edited_in_place(tmp_path: Path, gh: GhDouble) -> None:
+    gh.add_issue(7, title="a pull request")
+    # Someone's look-alike: never edited (the token edits only its own comments).
+    forged = hidden("bounds", {"target": "mylib"})
+    gh.add_comment(7, f"{forged}\nfake", login="mallory")
+    assert post(tmp_path, record(wrong=True), "--comment", "7", "--repo", "owner/repo") == 0
+    assert post(tmp_path, record(wrong=False), "--comment", "7", "--repo", "owner/repo") == 0
+    bodies = gh.comments(7)
+    mine = [c for c in bodies if c["user"]["login"] == "github-actions[bot]"]
+    assert len(mine) == 1, "one comment, edited in place"
+    assert "every declared bound holds" in mine[0]["body"]
+    assert any(c["body"].endswith("fake") for c in bodies)
+
+
+def test_tracking_decisions() -> None:
+    issue = {"number": 3, "state": "OPEN", "body": "<!-- not ours -->"}
+    assert tracking_action(record(True), [issue]).verb == "open"
+    running = record(True).model_copy(update={"status": "interrupted"})
+    assert tracking_action(running, []).verb == "none", "a partial record changes nothing"
+
+
+def test_a_forged_record_is_one_line(tmp_path: Path, gh: GhDouble, capsys) -> None:
+    folder = tmp_path / "artifact" / "x"
+    folder.mkdir(parents=True)
+    (folder / "bounds.json").write_text(json.dumps({"target": "x", "name": "x", "python": 3}))
+    assert app.main(["bounds-post", str(tmp_path / "artifact"), "--tracking"]) == 2
+    err = capsys.readouterr().err
+    assert "bounds.json: python: Input should be a valid string" in err and "Traceback" not in err
+    assert gh.calls() == []
