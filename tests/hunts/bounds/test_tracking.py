@@ -46,9 +46,10 @@ def gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GhDouble:
 
 
 def post(tmp_path: Path, one: BoundsRecord, *args: str) -> int:
-    folder = tmp_path / "artifact" / f"{one.name}-1.0"
-    write(folder, one)
-    return app.main(["bounds-post", str(tmp_path / "artifact"), *args])
+    """One run's artifact (a folder holding the hunt's folder), posted."""
+    artifact = tmp_path / f"artifact-{len(list(tmp_path.glob('artifact-*')))}"
+    write(artifact / f"{one.name}-1.0", one)
+    return app.main(["bounds-post", str(artifact), *args])
 
 
 def test_the_tracking_issue_opens_updates_and_closes(tmp_path: Path, gh: GhDouble) -> None:
