@@ -36,6 +36,9 @@ FILES = {
     "workflows/smoke.yml": ".github/workflows/smoke.yml",
     # Green with one notice until matrix.yaml has an atlas: block (docs/atlas.md).
     "workflows/atlas.yml": ".github/workflows/atlas.yml",
+    # Weekly, green with one notice until the REPROMATRIX_BOUNDS variable says what to
+    # test (docs/bounds.md).
+    "workflows/bounds.yml": ".github/workflows/bounds.yml",
     # The workflows' one install step (uses: ./.github/actions/install-repromatrix).
     "actions/install-repromatrix/action.yml": ".github/actions/install-repromatrix/action.yml",
     "actions/install-repromatrix/install.sh": ".github/actions/install-repromatrix/install.sh",
