@@ -28,7 +28,7 @@ def test_a_wrong_bound_opens_the_tracking_issue_and_holding_bounds_close_it(
 
     first = week(ARGS)
     assert first.returncode != 0, first.tail()  # red: a declared bound is wrong
-    assert "a declared bound is wrong" in first.log
+    assert "a declared bound is wrong" in first.log, first.tail()
     [issue] = gh.issues()
     assert issue["state"] == "open" and issue["labels"] == ["bounds"]
     assert "| `bf-a` | `>=1.0` | ⬇️ floor-too-low | `>=1.2` |" in issue["body"]
