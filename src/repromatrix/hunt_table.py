@@ -127,8 +127,7 @@ HUNTS = (
         issue=False,
         workflow=None,
         words=Words(
-            help="are a package's declared dependency ranges right: each floor and ceiling "
-            "tested",
+            help="are a package's declared dependency ranges right: each floor and ceiling tested",
             about="Read TARGET's Requires-Dist (a folder, or NAME==VERSION) and test, for each "
             "direct dependency, the lowest and the newest release its range admits beside a "
             "set of the others that works, and the newest release its cap shuts out; short "

@@ -127,7 +127,9 @@ def direct_dependencies(
     unknown = [x for x in chosen if x not in {canonicalize_name(e) for e in target.extras}]
     if unknown:
         offered = ", ".join(target.extras) or "none"
-        raise UserError(f"--extra {unknown[0]}: {target.name} has no such extra (its extras: {offered})")
+        raise UserError(
+            f"--extra {unknown[0]}: {target.name} has no such extra (its extras: {offered})"
+        )
     kept: dict[str, list[tuple[Requirement, str, str | None]]] = {}
     left: list[tuple[str, str]] = []
     for line in target.requires:

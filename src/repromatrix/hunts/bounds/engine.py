@@ -188,10 +188,14 @@ class _Bounds:
         self, newest: dict[str, Version], floors: dict[str, Version] | None, said: Seen
     ) -> tuple[dict[str, Version] | None, str]:
         """A set that works: the all-floors one, the caller's (the target's release
-        day), the middle of every range; (None, why) when none does."""
+        day), the middle of every range; then one dependency moved at a time (the
+        floors with one at its newest: a single floor that is too low; the newest with
+        one at its floor: a single newest release that breaks), ``jobs`` at a time;
+        (None, why) when none does."""
         middle = {d.name: d.admitted[(len(d.admitted) - 1) // 2] for d in self.testable}
         tried = [f"newest: {said.outcome.value} ({said.detail})"]
-        for label, versions in [("all floors", floors), *self.references, ("middle", middle)]:
+        named = [("all floors", floors), *self.references, ("middle", middle)]
+        for label, versions in named:
             if versions is None:
                 continue
             whole = {**newest, **{n: v for n, v in versions.items() if n in newest}}
@@ -199,6 +203,16 @@ class _Bounds:
             if seen.outcome is GOOD:
                 return whole, f"judged beside a working set ({label})"
             tried.append(f"{label}: {seen.outcome.value} ({seen.detail})")
+        lowest = {d.name: d.admitted[0] for d in self.testable}
+        base = {**lowest, **(floors or {})}
+        moved = [({**base, n: newest[n]}, f"all floors, {n} newest") for n in newest]
+        moved += [({**newest, n: lowest[n]}, f"newest, {n} at its floor") for n in newest]
+        for start in range(0, len(moved), self.cells.jobs):
+            chunk = moved[start : start + self.cells.jobs]
+            for (versions, label), seen in zip(chunk, self.cells.batch(chunk), strict=True):
+                if seen.outcome is GOOD:
+                    return versions, f"judged beside a working set ({label})"
+        tried.append("no single dependency moved to its floor or newest made one work")
         return None, "no set of the declared ranges was found to work: " + "; ".join(tried)
 
     def _mix(self, reference: Versions, target: Versions) -> dd.Oracle:
@@ -330,7 +344,9 @@ class _Bounds:
                 f"({', '.join(map(str, result.could_be_first))})"
             )
 
-    def _floors_together(self, working: dict[str, Version], floors: dict[str, Version] | None) -> None:
+    def _floors_together(
+        self, working: dict[str, Version], floors: dict[str, Version] | None
+    ) -> None:
         """Floors that only fail together (the all-floors cell), and floors uv had to lift."""
         alone = {a.dependency.name: a.floor for a in self.answers.values() if a.dependency.admitted}
         if self.floors is not None:
@@ -351,12 +367,16 @@ class _Bounds:
         if working_floors != floors:
             again = self.cells(working_floors, "working floors together")
             if again.outcome is not BAD:
-                self.notes.append("the all-floors set fails only through the floors that are too low")
+                self.notes.append(
+                    "the all-floors set fails only through the floors that are too low"
+                )
                 return
         changes = [n for n in working if working[n] != working_floors[n]]
         found = dd.ddmin(changes, self._mix(working, working_floors), jobs=self.cells.jobs)
         if found.status is not dd.Status.FOUND or len(found.minimal) < 2:
-            self.notes.append(f"the floors fail together; which of them is unknown ({found.reason})")
+            self.notes.append(
+                f"the floors fail together; which of them is unknown ({found.reason})"
+            )
             return
         together = self.cells(
             {**working, **{n: working_floors[n] for n in found.minimal}}, "floors together"

@@ -56,9 +56,7 @@ class CellMaker:
     """The oracle of the engine (cellset.Oracle): each set a cell, numbered in the
     order asked, recorded through ``on_run``."""
 
-    def __init__(
-        self, checked: Plan, prober: Prober, on_run: Callable[[Run], None]
-    ) -> None:
+    def __init__(self, checked: Plan, prober: Prober, on_run: Callable[[Run], None]) -> None:
         self.plan = checked
         self.prober = prober
         self.on_run = on_run
@@ -134,7 +132,11 @@ def _seen(observation: Observation, number: int) -> Seen:
     failure = observation.failure
     detail = redact_text(observation.detail)
     if failure is not None and failure.stage == "resolve":
-        return Seen(ProbeOutcome.SKIP, f"unresolvable: {redact_text(failure.message)}", True, number)
+        return Seen(
+            ProbeOutcome.SKIP, f"unresolvable: {redact_text(failure.message)}", True, number
+        )
     if failure is not None and failure.stage == "install":
-        return Seen(ProbeOutcome.BAD, f"does not install: {redact_text(failure.message)}", False, number)
+        return Seen(
+            ProbeOutcome.BAD, f"does not install: {redact_text(failure.message)}", False, number
+        )
     return Seen(observation.outcome, detail, False, number)

@@ -92,11 +92,11 @@ def suggest(
         return ordered(specifier)
     kept: list[str] = []
     for clause in clauses:
-        if clause.operator == "!=":
-            kept.append(str(clause))
-        elif clause.operator in LOWER and lower is None:
-            kept.append(str(clause))
-        elif clause.operator in UPPER and upper is None:
+        if (
+            clause.operator == "!="
+            or (clause.operator in LOWER and lower is None)
+            or (clause.operator in UPPER and upper is None)
+        ):
             kept.append(str(clause))
         elif clause.operator in BOTH:
             low, high = _ends(clause)

@@ -13,8 +13,8 @@ from packaging.version import InvalidVersion, Version
 
 from repromatrix import procs
 from repromatrix.environment.as_of import upload_time
-from repromatrix.environment.uv import uv_binary, uv_message
 from repromatrix.environment.lock import LOCK_LINE
+from repromatrix.environment.uv import uv_binary, uv_message
 from repromatrix.hunts.bounds.engine import Floors
 from repromatrix.hunts.bounds.options import Plan
 from repromatrix.matrix.pins import PinKind
@@ -93,7 +93,11 @@ def release_day(checked: Plan) -> list[tuple[str, dict[str, Version]]]:
         if d.admitted:
             flags += ["--exclude-newer-package", f"{d.name}={stamp}"]
     versions, _ = compile_set(checked, requirements(checked), *flags)
-    return [(f"{target.name} {target.version}'s release day, {stamp[:10]}", versions)] if versions else []
+    return (
+        [(f"{target.name} {target.version}'s release day, {stamp[:10]}", versions)]
+        if versions
+        else []
+    )
 
 
 def _tested(requirement: str, lowest: dict[str, Version]) -> bool:

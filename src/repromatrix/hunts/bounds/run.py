@@ -175,9 +175,5 @@ def _progress(console: Console, one: Run) -> None:
     style = {"good": "green", "bad": "red", "skip": "yellow"}[one.outcome.value]
     pins = " ".join(f"{n}=={v}" for n, v in sorted(one.pins.items()))
     said = f" ({one.error[:160]})" if one.error else ""
-    console.print(
-        Text.assemble(
-            f"  cell {one.cell} {one.role}: {pins}: ", (one.outcome.value, style), said,
-            f" {one.seconds:.1f}s",
-        )  # fmt: skip
-    )
+    head = f"  cell {one.cell} {one.role}: {pins}: "
+    console.print(Text.assemble(head, (one.outcome.value, style), said, f" {one.seconds:.1f}s"))
