@@ -162,7 +162,7 @@ class _Bounds:
         reference, how = self._reference(newest, floors, said)
         if reference is None:
             return None, how
-        self.say(f"the newest allowed set fails ({said.detail}); {how}")
+        self.say(f"the newest allowed set fails ({said.detail}); a working set {how}")
         target = dict(newest)
         groups: list[tuple[str, ...]] = []
         for _ in self.testable:
@@ -172,7 +172,7 @@ class _Bounds:
             found = dd.ddmin(changes, self._mix(reference, target), jobs=self.cells.jobs)
             if found.status is not dd.Status.FOUND:
                 self.notes.append(f"which newest releases break the set is unknown: {found.reason}")
-                return dict(reference), how + "; ddmin could not conclude, judged beside it"
+                return dict(reference), how + "; ddmin could not conclude"
             groups.append(found.minimal)
             target = {**target, **{m: reference[m] for m in found.minimal}}
             if self.cells(target, "newest set, culprits moved back").outcome is GOOD:
@@ -182,7 +182,7 @@ class _Bounds:
         for group in groups:
             for name in group:
                 target[name] = self._ceiling_culprit(name, reference[name], target, group)
-        return target, f"{how}; the newest releases that break it moved back"
+        return target, f"{how}, the newest releases that break it moved back"
 
     def _reference(
         self, newest: dict[str, Version], floors: dict[str, Version] | None, said: Seen
@@ -201,7 +201,7 @@ class _Bounds:
             whole = {**newest, **{n: v for n, v in versions.items() if n in newest}}
             seen = self.cells(whole, f"reference set: {label}")
             if seen.outcome is GOOD:
-                return whole, f"judged beside a working set ({label})"
+                return whole, f"found from {label}"
             tried.append(f"{label}: {seen.outcome.value} ({seen.detail})")
         lowest = {d.name: d.admitted[0] for d in self.testable}
         base = {**lowest, **(floors or {})}
@@ -211,7 +211,7 @@ class _Bounds:
             chunk = moved[start : start + self.cells.jobs]
             for (versions, label), seen in zip(chunk, self.cells.batch(chunk), strict=True):
                 if seen.outcome is GOOD:
-                    return versions, f"judged beside a working set ({label})"
+                    return versions, f"found from {label}"
         tried.append("no single dependency moved to its floor or newest made one work")
         return None, "no set of the declared ranges was found to work: " + "; ".join(tried)
 

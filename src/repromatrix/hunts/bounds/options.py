@@ -49,7 +49,9 @@ class Plan:
     python: str  # the cells' interpreter's version
     interpreter: str  # its path (uv resolves for it)
     dependencies: list[Dependency]  # tested, in declared order
-    free: tuple[Pin, ...]  # the other direct dependencies here, as declared (resolved freely)
+    # The untested dependencies of the extras asked for, as declared: the target alone
+    # does not bring them (its other dependencies come with it, as declared).
+    free: tuple[Pin, ...]
     left_out: list[tuple[str, str]]  # (requirement, why it does not apply here)
     index: IndexSettings
     probe: Probe
@@ -90,7 +92,7 @@ def plan(options: BoundsOptions) -> Plan:
         raise UserError(f"--pin {target.name}: it is the target")
     dependencies = [_releases(one, index) for one in tested]
     names = {d.name for d in tested} | held
-    free = tuple(_declared_pin(d) for d in declared if d.name not in names)
+    free = tuple(_declared_pin(d) for d in declared if d.name not in names and d.extra)
     label = target.version if target.pin.kind is PinKind.EXACT else "tree"
     checked = Plan(
         options=options, target=target, python=interpreter.version,
@@ -126,8 +128,7 @@ def _untestable(base: Dependency, reason: str) -> Dependency:
 
 
 def _declared_pin(declared: Declared) -> Pin:
-    """An untested direct dependency, as a cell asks for it: its declared range (an
-    extra's dependency is installed only so)."""
+    """An untested dependency of an extra, as a cell asks for it: its declared range."""
     if declared.url:
         return Pin(declared.name, PinKind.DIRECT, declared.url)
     if declared.specifier:

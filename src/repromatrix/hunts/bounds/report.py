@@ -113,10 +113,7 @@ def markdown(record: BoundsRecord) -> str:
         lines += ["", "Suggested change to `pyproject.toml`:", "", code_block(record.diff, "diff")]
     more = [f"Reproduce the whole hunt with:\n\n{code_block(record.command, 'sh')}"]
     if record.left_out:
-        listed = "\n".join(
-            f"- {code_span(x['requirement'])}: {code_span(x['why'])}" for x in record.left_out
-        )
-        more.append(f"Requirements that do not apply here:\n\n{listed}\n")
+        more.append(f"Requirements that do not apply here:\n\n{_left_out(record)}\n")
     if record.notes:
         more.append("Notes:\n\n" + "\n".join(f"- {code_span(n)}" for n in record.notes) + "\n")
     if record.source:
@@ -124,6 +121,22 @@ def markdown(record: BoundsRecord) -> str:
     more.append(f"{record.cells} cells, {record.seconds:.0f} s, repromatrix {record.repromatrix}\n")
     lines += ["", details("command, what was left out, notes", "\n".join(more))]
     return "\n".join(lines) + "\n"
+
+
+def _left_out(record: BoundsRecord) -> str:
+    """One line per extra not asked for (how many requirements), one per other."""
+    extras: dict[str, int] = {}
+    lines = []
+    for x in record.left_out:
+        if x["why"].startswith("extra "):
+            name = x["why"].split()[1]
+            extras[name] = extras.get(name, 0) + 1
+        else:
+            lines.append(f"- {code_span(x['requirement'])}: {code_span(x['why'])}")
+    if extras:
+        counted = ", ".join(f"{code_span(name)} ({n})" for name, n in extras.items())
+        lines.append(f"- the extras not asked for (`--extra NAME`): {counted}")
+    return "\n".join(lines)
 
 
 def _evidence(d: DependencyRecord) -> list[str]:
