@@ -15,7 +15,7 @@ from repromatrix import procs
 from repromatrix.environment.as_of import upload_time
 from repromatrix.environment.lock import LOCK_LINE
 from repromatrix.environment.uv import uv_binary, uv_message
-from repromatrix.hunts.bounds.engine import Floors
+from repromatrix.hunts.bounds.answers import Floors
 from repromatrix.hunts.bounds.options import Plan
 from repromatrix.matrix.pins import PinKind
 from repromatrix.names import canonicalize_name

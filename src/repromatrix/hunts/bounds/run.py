@@ -29,8 +29,9 @@ from repromatrix import procs
 from repromatrix.console import plain_console
 from repromatrix.environment.source_tree import source_tree
 from repromatrix.hunts.bounds import resolution
+from repromatrix.hunts.bounds.answers import Answer, End, Judgement
 from repromatrix.hunts.bounds.cellset import Cells
-from repromatrix.hunts.bounds.engine import Answer, End, Judgement, judge
+from repromatrix.hunts.bounds.engine import judge
 from repromatrix.hunts.bounds.options import BoundsOptions, Plan, plan
 from repromatrix.hunts.bounds.probing import CellMaker
 from repromatrix.hunts.bounds.record import BoundsRecord, DependencyRecord, EndRecord, Run
