@@ -72,7 +72,7 @@ class DependencyRecord(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     name: str
-    declared: str
+    declared: str  # the specifier as declared ("" for any release)
     requirements: list[str] = []  # its Requires-Dist lines
     extra: str | None = None
     verdict: BoundVerdict

@@ -143,7 +143,7 @@ def _dependency(answer: Answer, runs: dict[int, Run]) -> DependencyRecord:
     d = answer.dependency
     return DependencyRecord(
         name=d.name,
-        declared=d.declared,
+        declared=d.specifier,
         requirements=list(d.lines),
         extra=d.extra,
         verdict=answer.verdict,
