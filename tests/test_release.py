@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from repromatrix import __version__
-from repromatrix.cli.init import FILES
+from repromatrix.cli.init import FILES, LOCK
 
 pytest.importorskip("twine", reason="twine is in the `test` dependency group")
 
@@ -40,6 +40,7 @@ def test_the_sdist_and_wheel_build_and_pass_twine_check(repo_root: Path, tmp_pat
 
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {f"repromatrix/scaffold/{source}" for source in FILES} | {
+        f"repromatrix/scaffold/{LOCK}",  # the hashed lock init ships beside a wheel
         "repromatrix/scaffold/gitignore",
         "repromatrix/reports/assets/report.js",
         "repromatrix/execution/_cell/repromatrix_cell_plugin.py",
@@ -48,8 +49,8 @@ def test_the_sdist_and_wheel_build_and_pass_twine_check(repo_root: Path, tmp_pat
     # The workflows' and their install action's one source is .github/, packed as the
     # scaffold's (built from the sdist, as uv build does): byte for byte this repository's.
     wheel_files = zipfile.ZipFile(wheel)
-    for source, target in FILES.items():
-        if source.startswith(("workflows/", "actions/")):
+    for source, target in [*FILES.items(), (LOCK, f".github/{LOCK}")]:
+        if source.startswith(("workflows/", "actions/", "repromatrix/")):
             packed = wheel_files.read(f"repromatrix/scaffold/{source}").decode()
             assert packed == (repo_root / target).read_text(), source
     assert not [n for n in names if n.endswith(".pyc") or "__pycache__" in n]

@@ -4,9 +4,10 @@ it with (``repromatrix init`` writes it into the workflows as their default).
 PEP 610: an installer records a distribution installed from a URL in its
 ``direct_url.json``: a VCS URL and the commit it checked out, an archive's URL, or a
 local folder. Installed from an index, there is none, and the release is named
-(``repromatrix==0.1.0``). A folder or file of this machine is no use to a CI runner:
-the workflows then get PLACEHOLDER, which pip refuses with its own text naming the
-variable to set, and never a path of this machine. Credentials in a URL are dropped.
+(``repromatrix==0.1.0``). A folder or file of this machine is no use to a CI runner,
+and its path is never written: the requirement is then None, and init ships a wheel
+of this repromatrix into the repository instead (install_wheel.py). Credentials in a
+URL are dropped.
 """
 
 from __future__ import annotations
@@ -20,10 +21,6 @@ from typing import Any
 from repromatrix.redact import URL_CREDENTIALS
 
 DISTRIBUTION = "repromatrix"
-# Not a requirement pip can read ("Invalid requirement: '<set the ...>'"), so a
-# workflow that runs with it stops at the install, saying what to set; and no name a
-# package index could ever serve.
-PLACEHOLDER = "<set the REPROMATRIX_SOURCE repository variable>"
 # A URL's characters (RFC 3986) without ' and $: the requirement is written inside a
 # workflow expression's quoted string and a YAML scalar.
 _URL_CHARACTERS = re.compile(r"^[A-Za-z0-9._~:/?#\[\]@!&()*+,;=%-]+$")
@@ -31,8 +28,10 @@ _URL_CHARACTERS = re.compile(r"^[A-Za-z0-9._~:/?#\[\]@!&()*+,;=%-]+$")
 
 @dataclass(frozen=True)
 class InstallSource:
-    requirement: str  # what the workflows pip install unless told otherwise
-    note: str | None = None  # one line for the console when it is the placeholder
+    # What the workflows pip install unless told otherwise; None: nothing CI can reach,
+    # so a wheel of this repromatrix is shipped in the repository (``local`` says why).
+    requirement: str | None
+    local: str | None = None
 
 
 def installed_source(distribution: str = DISTRIBUTION) -> InstallSource:
@@ -40,7 +39,7 @@ def installed_source(distribution: str = DISTRIBUTION) -> InstallSource:
     try:
         dist = metadata.distribution(distribution)
     except metadata.PackageNotFoundError:
-        return _unusable("repromatrix runs from a source tree, not an installed package")
+        return _local("repromatrix runs from a source tree, not an installed package")
     text = dist.read_text("direct_url.json")
     if text is None:  # from an index
         return InstallSource(f"{DISTRIBUTION}=={dist.version}")
@@ -55,21 +54,21 @@ def from_direct_url(recorded: Any) -> InstallSource:
     """The requirement for a PEP 610 record (``direct_url.json``'s content)."""
     url = recorded.get("url") if isinstance(recorded, dict) else None
     if not isinstance(url, str) or "://" not in url:
-        return _unusable("its direct_url.json names no URL")
+        return _local("its direct_url.json names no URL")
     if url.startswith("file:"):
-        return _unusable("this repromatrix was installed from a folder or file of this machine")
+        return _local("this repromatrix was installed from a folder or file of this machine")
     url = _without_credentials(url)
     vcs = recorded.get("vcs_info")
     if isinstance(vcs, dict):
         kind, commit = vcs.get("vcs"), vcs.get("commit_id")
         if not (isinstance(kind, str) and isinstance(commit, str)):
-            return _unusable("its direct_url.json names no VCS or commit")
+            return _local("its direct_url.json names no VCS or commit")
         url = f"{kind}+{url}@{commit}"
     subdirectory = recorded.get("subdirectory")
     if isinstance(subdirectory, str) and subdirectory:
         url += f"#subdirectory={subdirectory}"
     if not _URL_CHARACTERS.match(url):
-        return _unusable("its URL holds characters a workflow cannot quote")
+        return _local("its URL holds characters a workflow cannot quote")
     return InstallSource(f"{DISTRIBUTION} @ {url}")
 
 
@@ -81,10 +80,5 @@ def _without_credentials(url: str) -> str:
     return URL_CREDENTIALS.sub("://", url, count=1)
 
 
-def _unusable(why: str) -> InstallSource:
-    return InstallSource(
-        PLACEHOLDER,
-        f"{why}, which CI cannot install: the workflows say {PLACEHOLDER} until you set "
-        "the REPROMATRIX_SOURCE repository variable to a pip requirement "
-        "(README: Use it in your own repository)",
-    )
+def _local(why: str) -> InstallSource:
+    return InstallSource(None, why)

@@ -45,6 +45,7 @@ from repromatrix.results import (
     CaseResult,
     CombinationResult,
     EnvironmentInfo,
+    FailureSignature,
     Results,
     ResultsDir,
     RunInfo,
@@ -326,6 +327,7 @@ def _case_result(record: CaseRecord) -> CaseResult:
         error_type=record.error_type,
         traceback=record.traceback,
         attempts=record.attempts,
+        signature=FailureSignature.of(record.signature) if record.signature else None,
     )
 
 

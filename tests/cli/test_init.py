@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from repromatrix import cli
+from repromatrix import __version__, cli
 from repromatrix.cli.init import FILES, scaffold
 from repromatrix.matrix import CaseIndex, load_matrix
 
@@ -19,8 +19,18 @@ def test_init_writes_a_project_that_loads(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert cli.main(["init"]) == 0
+    # This repromatrix runs from a source checkout (an editable install): CI gets a
+    # wheel of it, with its SHA256SUMS and the lock (test_init_source.py).
+    shipped = [
+        f".github/repromatrix/{name}"
+        for name in (
+            "SHA256SUMS",
+            "requirements.txt",
+            f"repromatrix-{__version__}-py3-none-any.whl",
+        )
+    ]
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == (
-        sorted([*FILES.values(), ".gitignore"])
+        sorted([*FILES.values(), ".gitignore", *shipped])
     )
     matrix = load_matrix(tmp_path / "matrix.yaml")
     (smoke,) = matrix.tier("smoke")
@@ -81,3 +91,23 @@ def test_init_gives_a_smoke_tier_with_cpu_torch_and_a_nightly_tier(tmp_path: Pat
     (nightly,) = matrix.tier("nightly")  # the nightly's default tier exists
     assert nightly.device == "cuda" and nightly.pin("torch").spec == "system"
     assert not nightly.extra_index_urls
+
+
+def test_init_pins_the_folder_s_own_package_in_every_combination(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "LoraPlus_Lite"\nversion = "0.1"\n')
+    scaffold(tmp_path)
+    matrix = load_matrix(tmp_path / "matrix.yaml")
+    assert matrix.packages == ("torch", "transformers", "loraplus-lite")
+    for combination in matrix.combinations():  # smoke and nightly: defaults reach both
+        assert combination.pin("loraplus-lite").spec == "."
+    ids = CaseIndex(tmp_path / "cases").ids()
+    assert "test_package.py::test_loraplus_lite_is_installed_from_this_folder" in ids
+    assert (
+        'metadata.version("loraplus-lite")' in (tmp_path / "cases" / "test_package.py").read_text()
+    )
+
+
+def test_a_folder_without_a_package_gets_the_example_alone(tmp_path: Path) -> None:
+    scaffold(tmp_path)
+    assert not (tmp_path / "cases" / "test_package.py").exists()
+    assert load_matrix(tmp_path / "matrix.yaml").packages[:2] == ("torch", "transformers")

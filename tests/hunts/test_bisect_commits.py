@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.wheels import project_toml
 
 from repromatrix import cli
 from repromatrix.errors import UserError
@@ -20,16 +21,6 @@ from repromatrix.probe.prober import CellProber
 from repromatrix.probe.spec import Probe
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-PYPROJECT = """\
-[build-system]
-requires = ["hatchling"]
-build-backend = "hatchling.build"
-
-[project]
-name = "tinylib"
-version = "{version}"
-"""
 
 
 def git(repo: Path, *args: str) -> str:
@@ -47,7 +38,7 @@ def git(repo: Path, *args: str) -> str:
 
 
 def commit(repo: Path, subject: str, *, answer: int, version: str = "0.1.0") -> str:
-    (repo / "pyproject.toml").write_text(PYPROJECT.format(version=version))
+    (repo / "pyproject.toml").write_text(project_toml(version=version))
     package = repo / "src" / "tinylib"
     package.mkdir(parents=True, exist_ok=True)
     (package / "__init__.py").write_text(f"def answer():\n    return {answer}\n")

@@ -109,7 +109,8 @@ def test_a_regression_opens_the_tracking_issue_and_dispatches_the_bisect(nightly
     assert calls[2][:2] == ["issue", "create"]
     body = Path(calls[2][calls[2].index("--body-file") + 1]).read_text()
     assert "1 new, 0 still failing, 0 fixed" in body
-    assert f"| `tf-latest` | `{CASE}` | failed |" in body  # under "New tonight"
+    # "New tonight": one line per cause, naming the combinations it covers
+    assert f": 1 failed: `tf-latest` `{CASE}`" in body
     assert "transformers 4.57.0..4.58.0 (first-bad)" in body  # the hunt, awaiting its answer
     assert "# Nightly" in body  # summary.md, collapsed below
     dispatch = calls[3]

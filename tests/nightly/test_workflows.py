@@ -165,6 +165,7 @@ def _install_steps() -> list[tuple[str, str, dict]]:
         for step in job.get("steps", [])
         if "pip install" in step.get("run", "")
         or "pip wheel" in step.get("run", "")
+        or "pack.sh" in step.get("run", "")
         or str(step.get("uses", "")) in ("./.github/actions/install-repromatrix", "./plan/action")
     ]
 
@@ -179,8 +180,8 @@ def test_repromatrix_is_installed_as_a_tool_from_one_input() -> None:
     steps = _install_steps()
     assert {name for name, _, _ in steps} == {f.name for f in TOOL_FILES}
     for name, job, step in steps:
-        if name == "issue-repro.yml" and "pip wheel" in step.get("run", ""):
-            continue  # the one wheel, built from the input: checked below
+        if name == "issue-repro.yml" and "pack.sh" in step.get("run", ""):
+            continue  # the one wheel and its lock, from the input: checked below
         assert "run" not in step, (name, job)  # no install written out a second time
         given = step["with"]
         if name == "issue-repro.yml" and job == "parse":
@@ -191,21 +192,24 @@ def test_repromatrix_is_installed_as_a_tool_from_one_input() -> None:
             assert given == {"source": "${{ inputs.repromatrix }}"}
         else:
             assert given == {"source": "${{ env.REPROMATRIX_SOURCE }}"}, (name, job)
-    built = [
-        s["run"] for n, _, s in steps if n == "issue-repro.yml" and "wheel" in s.get("run", "")
-    ]
-    assert built and '--wheel-dir plan/tool "$REPROMATRIX_SOURCE"' in built[0]
+    (built,) = [s for n, _, s in steps if n == "issue-repro.yml" and "pack.sh" in s.get("run", "")]
+    assert (
+        built["run"]
+        == 'bash .github/actions/install-repromatrix/pack.sh plan/tool >> "$GITHUB_OUTPUT"'
+    )
+    assert built["env"] == {"SOURCE": "${{ env.REPROMATRIX_SOURCE }}"}
     for path in FILES:
         text = path.read_text()
         assert not re.search(r"^\s*[^#\n]*\bnox\b", text, re.M), f"{path.name} calls nox"
-    source = "${{ inputs.repromatrix || vars.REPROMATRIX_SOURCE || 'repromatrix' }}"
+    # `.`: this checkout, in repromatrix's own repository (init writes another default).
+    source = "${{ inputs.repromatrix || vars.REPROMATRIX_SOURCE || '.' }}"
     for name in ("nightly.yml", "bisect.yml", "issue-repro.yml"):
         workflow = _load(name)
         assert "repromatrix" in workflow["on"]["workflow_dispatch"]["inputs"], name
         envs = [workflow.get("env", {}), *(j.get("env", {}) for j in workflow["jobs"].values())]
         assert any(env.get("REPROMATRIX_SOURCE") == source for env in envs), name
     called = _load("nightly-combination.yml")["on"]["workflow_call"]["inputs"]
-    assert called["repromatrix"]["default"] == "repromatrix"
+    assert called["repromatrix"]["default"] == ""  # the install action's own default
     nightly = _load("nightly.yml")["jobs"]
     for name in (j for j in nightly if j.startswith("slice_")):
         assert nightly[name]["with"]["repromatrix"] == source, name
@@ -214,11 +218,18 @@ def test_repromatrix_is_installed_as_a_tool_from_one_input() -> None:
 def test_every_install_uses_uv_with_its_cache_kept() -> None:
     # ~1 s a job with a warm uv cache, against ~11 s of venv + pip (docs/nightly.md);
     # the runner's uv when it has one, else one pip installs into the job's temp folder.
-    lines = (ACTION / "install.sh").read_text().splitlines()
-    fallback = 'python3 -m pip install --quiet --target "$RUNNER_TEMP/uv" uv'
-    assert f"command -v uv >/dev/null || {fallback}" in lines
+    # Everything it installs is pinned and hashed by the lock, uv included, then
+    # repromatrix itself with --no-deps (docs/setup.md).
+    lines = [line.strip() for line in (ACTION / "install.sh").read_text().splitlines()]
+    assert "if ! command -v uv >/dev/null; then" in lines
+    pinned = 'python3 -m pip install --quiet --require-hashes --no-deps --target "$RUNNER_TEMP/uv"'
+    assert f'{pinned} -r "$RUNNER_TEMP/uv.txt"' in lines
     assert "uv venv --quiet --python python3 .venv" in lines
-    assert 'uv pip install --quiet --python .venv "$requirement"' in lines
+    assert 'uv pip install --quiet --python .venv --require-hashes -r "$lock"' in lines
+    assert (
+        'uv pip install --quiet --python .venv --no-deps --no-build-isolation "$requirement"'
+        in lines
+    )
     text = "\n".join(lines)
     assert "--no-cache" not in text and "UV_NO_CACHE" not in text
     assert "python3 -m venv" not in text

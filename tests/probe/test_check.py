@@ -14,6 +14,7 @@ from repromatrix.environment.indexes import IndexSettings
 from repromatrix.environment.request import Environment
 from repromatrix.environment.uv import InstallError, Interpreter
 from repromatrix.errors import UserError
+from repromatrix.execution._cell.signature import same_failure
 from repromatrix.hunts.check.run import CheckOptions, plan, run
 from repromatrix.matrix.cell import CellSpec
 from repromatrix.matrix.pins import PinKind, pin_text
@@ -348,3 +349,53 @@ def test_a_module_is_matched_to_the_distribution_that_provides_it(
     observation = check(trial(tmp_path, probe, pin), store=own_interpreter)
     assert observation.outcome.value == outcome, observation.detail
     assert observation.detail.endswith("ImportError: cannot import name 'Gone' from 'yaml' (x.py)")
+
+
+# --------------------------------------------------------------------------- signatures
+
+RAISES_IN_A_PACKAGE = """
+import sys
+sys.path.insert(0, {site!r})
+import fakestack
+fakestack.step({step})
+"""
+
+
+def test_a_bad_probe_carries_what_it_died_of(
+    tmp_path: Path, own_interpreter: OwnInterpreter
+) -> None:
+    """A script's Python traceback gives its signature, the same one the cell plugin
+    would give a case; probes that fail for one cause compare equal (a hunt compares
+    causes), a good probe has none, one without a traceback is named by its exit."""
+    site = tmp_path / "lib" / "python3.11" / "site-packages"
+    (site / "fakestack").mkdir(parents=True)
+    (site / "fakestack" / "__init__.py").write_text(
+        "def step(n):\n    raise RuntimeError(f'graph freed at step {n}')\n"
+    )
+    first, second = (
+        script_check(tmp_path, RAISES_IN_A_PACKAGE.format(site=str(site), step=n), own_interpreter)
+        for n in (3, 12)
+    )
+    assert first.outcome is ProbeOutcome.BAD and first.signature is not None
+    assert first.signature.frames == ("fakestack/__init__.py:step",)
+    assert first.signature.message == "graph freed at step <n>"
+    assert same_failure(first.signature, second.signature)
+    good = script_check(tmp_path, "pass", own_interpreter)
+    assert good.signature is None
+    bare = script_check(tmp_path, "import sys; sys.exit(3)", own_interpreter)
+    assert (bare.signature.exception, bare.signature.frames) == ("exit 3", ())
+
+
+def test_a_failing_case_probe_carries_the_cases_signature(
+    tmp_path: Path, own_interpreter: OwnInterpreter
+) -> None:
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "test_cases.py").write_text(CASES)
+    probe = Probe(case="test_cases.py::test_fails", cases_root=cases, timeout=120).validated()
+    observation = check(trial(tmp_path, probe, "tiny-pkg==1.0"), store=own_interpreter)
+    assert observation.signature is not None
+    assert (observation.signature.exception, observation.signature.message) == (
+        "AssertionError",
+        "the regression",
+    )

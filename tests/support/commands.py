@@ -40,8 +40,9 @@ HARNESS = {
     **{row.name: [row.name, *row.session] for row in HUNTS},
     "nightly-dry-run": ["dry-run", "--repromatrix", "."],
 }
-# tests/workflows/test_nightly_dry_run.py runs the documented dry-run line for real.
-NOT_HARNESS = {"tests", "tests-fast", "lint"}
+# tests/workflows/test_nightly_dry_run.py runs the documented dry-run line for real;
+# lock runs uv pip compile (tests/test_install_lock.py checks what it wrote).
+NOT_HARNESS = {"tests", "tests-fast", "lint", "lock"}
 
 # A path before the program has at least one character before its slash
 # (.venv/bin/repromatrix): "/repromatrix sweep ..." is an issue comment's command

@@ -32,7 +32,15 @@ from typing import Any
 from support.act import REPO, ActRun, act_run
 from support.gh_double import GhDouble
 
-COPIED = (".github/workflows", ".github/actions", "src", "pyproject.toml", "README.md")
+# .github/repromatrix: the hashed lock every install step takes the dependencies from.
+COPIED = (
+    ".github/workflows",
+    ".github/actions",
+    ".github/repromatrix",
+    "src",
+    "pyproject.toml",
+    "README.md",
+)
 # The runner labels every act run maps onto this machine (support.act.RUNNER_LABELS).
 RUNNER_INPUT = '["ubuntu-latest"]'
 # How repromatrix's own repository configures the dispatched workflows (README: the

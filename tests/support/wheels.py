@@ -1,5 +1,6 @@
 """Tiny installable pure-Python wheels for tests that must install a package offline
-(no torch: seconds): METADATA, WHEEL and a RECORD with each file's sha256."""
+(no torch: seconds): METADATA, WHEEL and a RECORD with each file's sha256; and the
+pyproject.toml of a tiny project built from its folder (hatchling)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,19 @@ def version_wheel(folder: Path, name: str, version: str, requires: tuple[str, ..
     return pure_wheel(
         folder, name, version, {f"{module}/__init__.py": f"VERSION = {version!r}\n"}, requires
     )
+
+
+# A project of one's own, built from its folder (a folder pin, a git repository).
+PYPROJECT = """\
+[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+
+[project]
+name = "{name}"
+version = "{version}"
+"""
+
+
+def project_toml(name: str = "tinylib", version: str = "0.1.0") -> str:
+    return PYPROJECT.format(name=name, version=version)

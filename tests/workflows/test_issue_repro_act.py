@@ -61,6 +61,8 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     publishes later, and no run pays for downloads or a build."""
     house = tmp_path_factory.mktemp("wheelhouse")
     subprocess.run([*PIP, "wheel", "-w", str(house), str(REPO)], check=True)
+    # The workflow's default source is `.` (this checkout): pip builds it with hatchling.
+    subprocess.run([*PIP, "download", "-d", str(house), "hatchling>=1.21"], check=True)
     # Every cell has the harness's runner (environment.store.CELL_TOOLING): pytest and
     # pytest-xdist, with their dependencies; and pytest 8.3.5 too, which (unlike 9) takes
     # a packaging older than 24, so that a cell can hold packaging 21.
@@ -77,7 +79,8 @@ class Issues:
     """A scenario repository with issues, and the workflow run on one event."""
 
     def __init__(self, scenario: Scenario, house: Path, config: str | None = None) -> None:
-        # The workflow's default source, `repromatrix`, found in the wheelhouse.
+        # The workflow's default source, `.` (repromatrix's own repository), its
+        # dependencies from the lock in .github/repromatrix (uv's cache).
         self.variables: dict[str, str] = {}
         self.scenario = scenario
         self.gh = scenario.gh

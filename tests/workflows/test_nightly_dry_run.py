@@ -84,3 +84,29 @@ def test_the_documented_dry_run_runs_night_1_and_shows_what_gh_was_asked(
     assert "gh run list --workflow nightly.yml" in output
     assert "act exit status 0" in output
     assert "nothing reached GitHub" in output
+
+
+def test_the_dry_run_without_the_actions_says_why_in_one_line(
+    act_ready: None, tmp_path: Path
+) -> None:
+    """Offline with no --actions, act cannot clone the first action it needs: the
+    console says so, and the fix, not only act's exit status (seconds: it stops there)."""
+    from repromatrix.cli.init import scaffold
+
+    scaffold(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != act.ACTIONS_VARIABLE}
+    done = subprocess.run(
+        [sys.executable, "-m", "repromatrix", "dry-run", "--repromatrix", ".", "--work",
+         str(tmp_path / "dry")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output[-3000:]
+    (why,) = [line for line in output.splitlines() if line.startswith("why: ")]
+    assert re.fullmatch(
+        r"why: act could not clone actions/([\w-]+) \(no network\); run offline with --actions "
+        r"DIR, a folder holding a copy of each action the workflows use \(\1: "
+        r"DIR/\1/action\.yml\), or set REPROMATRIX_ACT_ACTIONS=DIR",
+        why,
+    ), why
+    assert output.rstrip().splitlines()[-1].startswith("act exit status 1; full log: ")

@@ -98,6 +98,11 @@ def _add_commands(commands: argparse._SubParsersAction) -> None:
     listing.add_argument(
         "--combination", action="append", default=[], metavar="ID", help="only this combination"
     )
+    listing.add_argument(
+        "--hunts",
+        action="store_true",
+        help="list the hunts (bisect, sweep, check...: init's noxfile makes a session of each)",
+    )
     listing.add_argument("--json", action="store_true", help="one JSON object per combination")
 
     runner = commands.add_parser("run", help="run combinations and write results")
@@ -310,6 +315,8 @@ def _beside_the_matrix(parser: _Parser, args: argparse.Namespace, matrix: Path) 
 def _list(args: argparse.Namespace) -> int:
     from repromatrix.matrix.load import load_matrix
 
+    if args.hunts:
+        return _list_hunts(json_lines=args.json)
     matrix = load_matrix(args.matrix)
     if args.combination:
         combos = [matrix.find(c) for c in args.combination]
@@ -333,6 +340,17 @@ def _list(args: argparse.Namespace) -> int:
         else:
             pins = ", ".join(f"{k} {v}" for k, v in combo.requested().items())
             print(f"{combo.tier:<8} {combo.id:<32} {pins}")
+    return 0
+
+
+def _list_hunts(*, json_lines: bool) -> int:
+    """The hunts' table (hunt_table.py), read by init's noxfile: a session per row."""
+    for row in HUNTS:
+        if json_lines:
+            words = {"usage": row.words.usage, "exits": row.words.exits}
+            print(json.dumps({"name": row.name, "session": list(row.session), **words}))
+        else:
+            print(f"{row.name:<10} {row.words.help}")
     return 0
 
 

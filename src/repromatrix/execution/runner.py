@@ -23,6 +23,11 @@ from pathlib import Path
 from repromatrix import procs
 from repromatrix.environment import Environment
 from repromatrix.errors import UserError
+from repromatrix.execution._cell.signature import (
+    Signature,
+    is_signature,
+    signature_of_traceback,
+)
 from repromatrix.outcomes import COLLECTION_ID, RERUN_WORTHY, CaseOutcome
 from repromatrix.redact import machine_places, redact, redact_text, shorten_paths
 
@@ -40,6 +45,8 @@ class CaseRecord:
     message: str = ""
     traceback: str = ""
     attempts: list[str] = field(default_factory=list)  # outcome of each run, first included
+    # What a failing case died of (_cell/signature.py); None for a passing or skipped one.
+    signature: Signature | None = None
 
     @classmethod
     def from_event(cls, event: Mapping, places: Mapping[str, str] = ()) -> CaseRecord:
@@ -49,7 +56,7 @@ class CaseRecord:
         def clean(text: str | None) -> str:
             return shorten_paths(redact_text(text or ""), dict(places))
 
-        return cls(
+        record = cls(
             id=event["id"],
             outcome=event["outcome"],
             seconds=float(event.get("seconds") or 0.0),
@@ -58,6 +65,26 @@ class CaseRecord:
             traceback=clean(event.get("traceback")),
             attempts=[event["outcome"]],
         )
+        if record.outcome not in _NO_FAILURE:
+            record.signature = _signature(event.get("signature"), record, clean)
+        return record
+
+
+_NO_FAILURE = frozenset({CaseOutcome.PASSED, CaseOutcome.SKIPPED})
+
+
+def _signature(
+    stored: Mapping | None, record: CaseRecord, clean: Callable[[str | None], str]
+) -> Signature:
+    """The cell's signature with secrets masked (its key recomputed from what is kept);
+    for a failure the cell could not sign (a time-out, a crash the harness records, a
+    records file written before signatures), one from its traceback, else from its
+    type and message."""
+    if stored:
+        frames = [clean(frame) for frame in stored.get("frames") or ()]
+        return Signature.of(clean(stored.get("exception")), frames, clean(stored.get("message")))
+    found = signature_of_traceback(record.traceback) if record.traceback else None
+    return found or Signature.of(record.error_type or record.outcome, (), record.message)
 
 
 @dataclass
@@ -406,6 +433,8 @@ def _record_event(path: Path, number: int, line: str) -> dict | None:
         for key in ("message", "traceback", "error_type"):
             if event.get(key) is not None and not isinstance(event[key], str):
                 raise UserError(f"{where}: {key}: {event[key]!r} is not text")
+        if not is_signature(event.get("signature")):
+            raise UserError(f"{where}: signature: {event['signature']!r:.80} is not a signature")
     return event
 
 

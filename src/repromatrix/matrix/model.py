@@ -57,6 +57,7 @@ RESERVED_IDS = frozenset(
         "report",
         *HUNT_NAMES,  # bisect, sweep, check, culprit, atlas: one session per hunt
         "nightly-dry-run",
+        "lock",
     }
 )
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")

@@ -1,16 +1,16 @@
 """The command a report or a console line shows to rerun something: ``nox -s NAME -- ARGS``
 only where the reader's project has a noxfile.py defining session NAME, else the
 ``repromatrix`` command that session would run (a project that only installed the tool,
-or a noxfile without that session: ``repromatrix init``'s has no sweep or culprit).
+or a noxfile without that session).
 
 The noxfile is read with ``ast``, never imported or run (``nox -l`` takes a second and
 runs the project's code): its sessions are the functions decorated with
 ``@nox.session`` (named by ``name=`` where given) and the ``nox.session(func,
 name=...)`` calls; a call named by a row of the hunts' table (``name=row.name``, in a
-loop over hunt_table.py's rows) is taken to make one session per hunt, as
-repromatrix's own noxfile does; any other name that is not a literal
-(``name=combination_id`` in a loop) one session per combination of the matrix beside
-it, as repromatrix's own noxfile and ``repromatrix init``'s do.
+loop over hunt_table.py's rows, or ``repromatrix list --hunts``'s) is taken to make
+one session per hunt; any other name that is not a literal (``name=combination_id`` in
+a loop) one session per combination of the matrix beside it, as repromatrix's own
+noxfile and ``repromatrix init``'s both do.
 """
 
 from __future__ import annotations

@@ -115,8 +115,43 @@ def run_dry_run(options: DryRunOptions, *, say=print) -> int:
     say(f"gh was asked {len(asked)} time(s) (a stand-in: nothing reached GitHub):")
     for argv in asked:
         say(f"  gh {' '.join(argv)}")
+    if code != 0 and (cause := act_cause(log.read_text(errors="replace"), actions)):
+        say(f"why: {cause}")
     say(f"act exit status {code}; full log: {log}")
     return 0 if code == 0 else 1
+
+
+# act's lines: a clone of an action it could not make, a step's ::error:: annotation and
+# failure ([workflow/job] prefixed), its own last word.
+_CLONE = re.compile(r"Unable to clone https?://[^/\s]+/([\w.-]+/([\w.-]+?))(?:\.git)? \S+: (.+)")
+_JOB_LINE = r"^\[[^/\]]+/(?P<job>[^\]]+)\]\s+"
+_ANNOTATION = re.compile(_JOB_LINE + r"❗\s+::error[^:]*::(?P<text>.+)$", re.M)
+_FAILURE = re.compile(
+    _JOB_LINE + r"❌\s+Failure - (?:Main |Pre |Post )?(?P<step>.+?)(?: \[[^\]]*\])?$", re.M
+)
+_ACT_ERROR = re.compile(r"^Error: (.+)$", re.M)
+_NO_NETWORK = ("no such host", "dial tcp", "i/o timeout", "network is unreachable")
+
+
+def act_cause(log: str, actions: Path | None = None) -> str | None:
+    """Why act failed, in one line with the fix where there is one, from its log."""
+    if clone := _CLONE.search(log):
+        repository, name, reason = clone.groups()
+        why = "no network" if any(word in reason for word in _NO_NETWORK) else reason[:160]
+        fix = (
+            f"--actions {actions} has no copy of it: add one as {actions}/{name}"
+            if actions
+            else f"run offline with --actions DIR, a folder holding a copy of each action the "
+            f"workflows use ({name}: DIR/{name}/action.yml), or set {ACTIONS_VARIABLE}=DIR"
+        )
+        return f"act could not clone {repository} ({why}); {fix}"
+    if failure := _FAILURE.search(log):
+        job, step = failure["job"], failure["step"]
+        said = [m["text"] for m in _ANNOTATION.finditer(log) if m["job"] == job]
+        return f"job {job} failed at step {step!r}" + (f": {said[0]}" if said else "")
+    if error := list(_ACT_ERROR.finditer(log)):
+        return f"act: {error[-1][1]}"
+    return None
 
 
 def _act(command: list[str], project: Path, env: dict[str, str], log: Path) -> int:

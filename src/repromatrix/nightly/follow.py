@@ -202,8 +202,10 @@ def _lines(followed: Followed, options: FollowOptions) -> list[str]:
         lines.append(options.baseline_note)
     for r in followed.found.regressions:
         lines.append(f"regressed: {r.combination} {r.case} ({r.before} -> {r.now})")
-    for f in followed.update.new:
-        lines.append(f"new: {f.combination} {f.case} ({f.status})")
+    for said, failures in tracking.by_cause(followed.update.new, options.tonight):
+        covered = ", ".join(f"{f.combination} {f.case} ({f.status})" for f in failures[:8])
+        more = f" (+{len(failures) - 8})" if len(failures) > 8 else ""
+        lines.append(f"new: {said}: {covered}{more}")
     for line in followed.found.not_bisected:
         lines.append(f"not bisected: {line}")
     for request in followed.found.bisects:

@@ -27,13 +27,16 @@ reopened when something breaks again.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from repromatrix.github.hidden import hidden, read_hidden
-from repromatrix.github.markdown import COMMENT_LIMIT, cut, table_cell
+from repromatrix.github.markdown import COMMENT_LIMIT, code_span, cut, table_cell
 from repromatrix.outcomes import FAILURES, CaseStatus, CombinationStatus
 from repromatrix.results import CombinationResult, Results
+from repromatrix.verdicts.causes import by_cause as causes
+from repromatrix.verdicts.causes import combination_cause, failure_cause, new_failures
 
 STATE_SCHEMA = 1
 _HUNT = re.compile(r"<!-- repromatrix:hunt (?P<key>[^>]*?) -->")
@@ -57,6 +60,7 @@ class Failure:
     message: str = ""
     since: str = ""  # the date of the night it was first seen ("" : before tracking)
     since_run: str = ""  # that night's run link
+    signature: str = ""  # the key of what it died of (verdicts/causes.py): new ones group by it
 
     @property
     def key(self) -> str:
@@ -170,10 +174,12 @@ def failures_of(results: Results) -> dict[str, Failure]:
         if combo.status in NO_CASES:
             case = NO_CASES[combo.status]
             failure = Failure(combo.id, case, combo.status.value, _short(combo.message))
+            failure.signature = combination_cause(combo).key
             found[failure.key] = failure
         for case in combo.cases:
             if case.status in FAILURES:
                 failure = Failure(combo.id, case.id, case.status.value, _short(case.message))
+                failure.signature = failure_cause(combo, case).key
                 found[failure.key] = failure
     return found
 
@@ -315,7 +321,7 @@ def render(update: Update, night: Night, summary: str = "") -> str:
     if night.baseline_note:
         head += [f"> {night.baseline_note}", ""]
     parts = [
-        _table("New tonight", update.new, with_since=False),
+        _new_by_cause(update.new, night.results),
         _table("Still failing", update.still, with_since=True),
         _fixed(update.fixed),
         _possibly(update.possibly_fixed),
@@ -329,6 +335,32 @@ def render(update: Update, night: Night, summary: str = "") -> str:
         shown = cut(summary, max(room, 0), "\n\n(cut)")
         text += f"\n<details><summary>Tonight's summary</summary>\n\n{shown}\n\n</details>\n"
     return cut(text, COMMENT_LIMIT)
+
+
+def by_cause(new: list[Failure], results: Results) -> list[tuple[str, list[Failure]]]:
+    """New failures grouped by signature, the largest group first: what each died of
+    (one line) and its failures."""
+    said = {c.key: c.signature.line() for c in causes(new_failures(results))}
+    groups: dict[str, list[Failure]] = {}
+    for failure in new:
+        groups.setdefault(failure.signature, []).append(failure)
+    ordered = sorted(groups.items(), key=lambda kv: -len(kv[1]))
+    return [(said.get(key) or failures[0].message, failures) for key, failures in ordered]
+
+
+def _new_by_cause(new: list[Failure], results: Results) -> str:
+    """New failures, one line per cause, with the combinations it covers."""
+    if not new:
+        return ""
+    groups = by_cause(new, results)
+    lines = [f"### New tonight: {len(new)} failures, {len(groups)} causes", ""]
+    for said, failures in groups:
+        statuses = Counter(f.status for f in failures)
+        counted = ", ".join(f"{n} {status}" for status, n in statuses.most_common())
+        covered = ", ".join(f"{code_span(f.combination)} {code_span(f.case)}" for f in failures[:8])
+        more = f" (+{len(failures) - 8})" if len(failures) > 8 else ""
+        lines.append(f"- {code_span(said)}: {counted}: {covered}{more}")
+    return "\n".join([*lines, ""]) + "\n"
 
 
 def _table(title: str, failures: list[Failure], *, with_since: bool) -> str:

@@ -38,6 +38,7 @@ from repromatrix.matrix.sessions import command_line
 from repromatrix.outcomes import FAILURES, Verdict
 from repromatrix.results import CaseResult, CombinationResult, Results, Transition
 from repromatrix.verdicts import changed_packages, judge
+from repromatrix.verdicts.causes import combination_cause, failure_cause
 from repromatrix.verdicts.knownissues import Registry
 
 INSTALL = "<install>"  # the "case" of a combination that no longer installs
@@ -49,6 +50,7 @@ class Regression:
     case: str
     before: str  # last night's outcome
     now: str
+    signature: str = ""  # the key of what it died of (verdicts/causes.py)
 
 
 @dataclass(frozen=True)
@@ -201,14 +203,24 @@ def triage(
     for combo in tonight.combinations:
         before = baseline.find(combo.id)
         if before is not None and before.status == "passed" and combo.status == "install-error":
-            found.regressions.append(Regression(combo.id, INSTALL, "passed", "install-error"))
+            found.regressions.append(
+                Regression(
+                    combo.id, INSTALL, "passed", "install-error", combination_cause(combo).key
+                )
+            )
             found.not_bisected.append(f"{combo.id}: no longer installs ({combo.message})")
         for case in combo.cases:
             if case.status not in FAILURES or case.change == "still-failing":
                 continue  # passing, skipped, flaky, known-broken; or triaged last night
             if case.change == "regressed":
                 found.regressions.append(
-                    Regression(combo.id, case.id, case.baseline_status or "", case.status)
+                    Regression(
+                        combo.id,
+                        case.id,
+                        case.baseline_status or "",
+                        case.status,
+                        failure_cause(combo, case).key,
+                    )
                 )
             request, why = _culprit_hunt(combo, case, before)
             if request is None:

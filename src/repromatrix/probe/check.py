@@ -33,6 +33,7 @@ from repromatrix import procs, redact
 from repromatrix.environment import Environment, EnvRequest, EnvStore, InstallError
 from repromatrix.environment.request import CELL_TOOLING
 from repromatrix.errors import UserError
+from repromatrix.execution._cell.signature import Signature, signature_of_traceback
 from repromatrix.execution.cell import run_in_cell
 from repromatrix.execution.runner import CaseRecord, CaseRunner, run_script
 from repromatrix.matrix.pins import Pin, PinKind, is_version, parse_pin, pin_text
@@ -151,13 +152,22 @@ def check(
                 DateCap(travel.as_of, travel.cutoff, capped) if travel and capped else None,
             ),
         )
-    outcome, detail, cell, tail = ran
-    return Observation(outcome, detail, time.monotonic() - started, cell, output_tail=tail)
+    outcome, detail, cell, tail, signature = ran
+    return Observation(
+        outcome,
+        detail,
+        time.monotonic() - started,
+        cell,
+        output_tail=tail,
+        signature=signature,
+    )
 
 
-def _probed(env: Environment, trial: Trial, say: Log) -> tuple[ProbeOutcome, str, BuiltCell, str]:
+def _probed(
+    env: Environment, trial: Trial, say: Log
+) -> tuple[ProbeOutcome, str, BuiltCell, str, Signature | None]:
     """The probe of ``trial`` in its built cell: outcome, detail, the cell, the output's
-    tail (a script's)."""
+    tail (a script's), what a bad one died of."""
     say(f"environment {env.identity[:16]} {'reused' if env.reused else 'built'}")
     if env.time_travel is not None:
         say(env.time_travel.line())
@@ -182,14 +192,28 @@ def _probed(env: Environment, trial: Trial, say: Log) -> tuple[ProbeOutcome, str
         output = shorten_paths(redact_text(output), places)
         (trial.workdir / f"{trial.name}.run.log").write_text(output)
         tail = output[-OUTPUT_TAIL:]
+        signature = _script_signature(detail, output) if outcome is ProbeOutcome.BAD else None
     else:
-        outcome, detail = _run_case(env, probe, trial.workdir, trial.name, trial.probe_env())
+        outcome, detail, signature = _run_case(
+            env, probe, trial.workdir, trial.name, trial.probe_env()
+        )
     if outcome is ProbeOutcome.BAD and (
         missing := unpinned_import(detail, trial.cell.pins, lambda m: _distributions(env, m))
     ):
         outcome = ProbeOutcome.SKIP
         detail = f"untestable ({missing} is not pinned): {detail}"
-    return outcome, detail, cell, tail
+        signature = None
+    return outcome, detail, cell, tail, signature
+
+
+def _script_signature(detail: str, output: str) -> Signature:
+    """A bad script's signature: of the Python traceback its output ends with, else its
+    exit status ("exit 1", "timed out after 300 s") and its reason line."""
+    found = signature_of_traceback(output)
+    if found is not None:
+        return found
+    head, _, said = detail.partition(": ")
+    return Signature.of(head, (), said)
 
 
 def unpinned_import(
@@ -262,7 +286,7 @@ def _run_case(
     workdir: Path,
     name: str,
     extra_env: dict[str, str] | None = None,
-) -> tuple[ProbeOutcome, str]:
+) -> tuple[ProbeOutcome, str, Signature | None]:
     assert probe.case is not None
     records = workdir / f"{name}.records.jsonl"
     records.unlink(missing_ok=True)  # records of another environment are not ours
@@ -275,7 +299,7 @@ def _run_case(
     )
     ran = runner.run([probe.case], records)
     if _not_found(ran.cases):
-        return ProbeOutcome.SKIP, f"no case matched {probe.case}"
+        return ProbeOutcome.SKIP, f"no case matched {probe.case}", None
     outcomes = {record.outcome for record in ran.cases}
     failing = [r for r in ran.cases if r.outcome not in ("passed", "skipped")]
     if failing:
@@ -283,12 +307,12 @@ def _run_case(
         said = [part for part in (first.error_type, one_line(first.message)) if part]
         if len(said) == 2 and said[1].startswith(said[0]):
             said = said[1:]
-        return ProbeOutcome.BAD, ": ".join([first.outcome, *said])
+        return ProbeOutcome.BAD, ": ".join([first.outcome, *said]), first.signature
     if "passed" in outcomes:
-        return ProbeOutcome.GOOD, "passed"
+        return ProbeOutcome.GOOD, "passed", None
     if ran.cases:
-        return ProbeOutcome.SKIP, f"skipped: {one_line(ran.cases[0].message)}"
-    return ProbeOutcome.SKIP, f"no case matched {probe.case}"
+        return ProbeOutcome.SKIP, f"skipped: {one_line(ran.cases[0].message)}", None
+    return ProbeOutcome.SKIP, f"no case matched {probe.case}", None
 
 
 def _not_found(records: list[CaseRecord]) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from repromatrix.execution._cell.signature import Signature
 from repromatrix.outcomes import ProbeOutcome
 
 if TYPE_CHECKING:  # the upload-date client loads only where a cutoff is given
@@ -70,6 +71,11 @@ class Observation:
     cell: BuiltCell | None = None  # None: nothing was built
     failure: InstallFailure | None = None  # why the cell could not be built
     output_tail: str = ""  # a script's last output (redacted, this machine's paths shortened)
+    # What a bad probe died of (execution/_cell/signature.py): the failing case's, or a
+    # script's Python traceback's (else its exit status and reason). None unless bad.
+    # The same value results.json stores as a FailureSignature (the stdlib one here:
+    # a probe loads no models); ``same_failure`` compares either with either.
+    signature: Signature | None = None
 
     @property
     def resolved(self) -> Mapping[str, str]:

@@ -1,7 +1,8 @@
 """summary.md: ready to paste into a GitHub issue (also the CI step summary).
 
 Sections, in reading order: the verdicts and the run's facts, regressions (with the
-bisect command for each transition), the cases that do not pass everywhere (the main
+bisect command for each transition), the new failures by cause (one line per failure
+signature, naming the combinations it covers), the cases that do not pass everywhere (the main
 table: one row per such case, the combinations as columns when there are few; with
 many, one row per combination that has a problem, listing its cases by name), one
 collapsed <details> per failure (error, short traceback, one-line repro), the
@@ -15,7 +16,7 @@ order within) and the section says so and where the full report is: the same
 results always give the same summary.
 
 Here: ``render`` (the budget and the order), and the short sections: the headline,
-regressions, the environment block, the footer. The others, one module each:
+regressions, new failures by cause, the environment block, the footer. The others, one module each:
 
     markdown_problems.py  the main table (cases not passing everywhere)
     markdown_details.py   the collapsed blocks: failures; known-broken, fixed, flaky
@@ -41,6 +42,7 @@ from repromatrix.reports.view import (
     View,
     run_facts,
 )
+from repromatrix.verdicts.causes import by_cause, new_failures
 
 MAX_CHARS = COMMENT_LIMIT
 COLLECT_ENV_CHARS = 6_000
@@ -49,8 +51,9 @@ COLLECT_ENV_CHARS = 6_000
 SHARES = (
     ("lost", 0.04),
     ("regressions", 0.10),
-    ("problems", 0.25),
-    ("details", 0.25),
+    ("causes", 0.06),
+    ("problems", 0.22),
+    ("details", 0.22),
     ("lists", 0.12),
     ("grid", 0.20),
     ("resolved", 0.08),
@@ -64,6 +67,7 @@ def render(view: View) -> str:
     builders: dict[str, Callable[[int], str]] = {
         "lost": lambda budget: _lost(view, budget),
         "regressions": lambda budget: _regressions(view, budget),
+        "causes": lambda budget: _causes(view, budget),
         "problems": lambda budget: problems(view, budget),
         "details": lambda budget: details(view, budget),
         "lists": lambda budget: lists(view, budget),
@@ -83,6 +87,7 @@ def render(view: View) -> str:
             fixed_head,
             built["lost"],
             built["regressions"],
+            built["causes"],
             built["problems"],
             built["details"],
             built["lists"],
@@ -143,6 +148,34 @@ def _regressions(view: View, budget: int) -> str:
             item += f"  bisect: {code(bisects[(case_id, text)])}\n"
         items.append(item)
     return fit("### Regressions\n\n", items, budget, more_note("regressions", view)) + "\n"
+
+
+def _causes(view: View, budget: int) -> str:
+    """New failures grouped by what they died of: one line per signature, with how
+    many failures, the combinations it covers and its cases."""
+    causes = by_cause(new_failures(view.results))
+    if not causes:
+        return ""
+    failures = sum(len(cause.failures) for cause in causes)
+    title = (
+        f"### New failures by cause\n\n{failures} new failure{'s' * (failures != 1)}, "
+        f"{len(causes)} cause{'s' * (len(causes) != 1)}.\n\n"
+    )
+    items = []
+    for cause in causes:
+        combinations, cases = cause.combinations, cause.cases
+        shown = ", ".join(code(c) for c in combinations[:6])
+        shown += f" (+{len(combinations) - 6})" if len(combinations) > 6 else ""
+        named = ", ".join(code(c.split("::")[-1]) for c in cases[:3])
+        named += f" (+{len(cases) - 3})" if len(cases) > 3 else ""
+        count = len(cause.failures)
+        items.append(
+            f"- {code(cause.signature.line())}: {count} failure{'s' * (count != 1)} in "
+            f"{len(combinations)} combination{'s' * (len(combinations) != 1)} ({shown})"
+            + (f"; {named}" if named else "")
+            + "\n"
+        )
+    return fit(title, items, budget, more_note("causes", view)) + "\n"
 
 
 def _lost(view: View, budget: int) -> str:

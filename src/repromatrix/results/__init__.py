@@ -6,6 +6,7 @@ folder.py    a results directory: atomic files, one run at a time, the previous 
 gather.py    many results directories (one per CI job) into one
 """
 
+from repromatrix.execution._cell.signature import same_failure
 from repromatrix.results.folder import (
     ResultsDir,
     read_combinations,
@@ -19,6 +20,7 @@ from repromatrix.results.schema import (
     Change,
     CombinationResult,
     EnvironmentInfo,
+    FailureSignature,
     Results,
     RunInfo,
     Summary,
@@ -35,6 +37,7 @@ __all__ = [
     "Change",
     "CombinationResult",
     "EnvironmentInfo",
+    "FailureSignature",
     "Results",
     "ResultsDir",
     "RunInfo",
@@ -43,6 +46,7 @@ __all__ = [
     "load_results",
     "read_combinations",
     "read_json",
+    "same_failure",
     "utc_now",
     "validate",
     "write_combination",

@@ -14,6 +14,7 @@ results.json (schema 1)::
      "combinations": [{"id", "tier", "requested": {pkg: spec}, "resolved": {pkg: version},
                        "status", "verdict", "verdict_reason",
                        "cases": [{"id", "status", "outcome", "seconds", "message",
+                                  "signature": {"key", "exception", "frames", "message"},
                                   "known_issue", "change", "transitions", ...}]}],
      "summary": {"verdicts": {...}, "statuses": {...}, "exit_code", "baseline", ...},
      "regressions": [{"combination", "case", "source", "text", "transition", "repro"}],
@@ -25,6 +26,11 @@ from the raw outcomes, and rewritten whenever the reports are re-rendered.
 
 Other tools read these names: fields are added, never renamed. Readers ignore
 fields they do not know, and keep them when they rewrite a file.
+
+A failing case's ``signature`` (execution/_cell/signature.py) is written by the run
+since signatures exist; a file written before has none, and reading leaves it None
+(gathering stays a validation, no parsing): ``CaseResult.cause()`` derives one from
+the stored traceback where a reader groups failures.
 """
 
 from __future__ import annotations
@@ -33,11 +39,12 @@ import json
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from repromatrix.errors import UserError, key_path
+from repromatrix.execution._cell.signature import Signature, signature_of_traceback
 from repromatrix.outcomes import CaseOutcome, CaseStatus, CombinationStatus, Verdict
 
 SCHEMA_VERSION = 1
@@ -73,6 +80,31 @@ class Transition(_Model):
     case: str = ""  # the case the bisect runs ("" when none can: then no ``bisect`` either)
 
 
+# A signature's parts are short by construction (signature.py bounds them); these
+# bounds refuse a file that holds something else under that name.
+_Part = Annotated[str, StringConstraints(max_length=1000)]
+
+
+class FailureSignature(_Model):
+    """What a failing case died of: the exception's type, the innermost frames in
+    installed packages (``package/file.py:function``), the message with what varies
+    masked, and ``key``, the hash of the three. Equal keys: one cause
+    (``same_failure``); grouping is a lookup of ``key``."""
+
+    key: str = Field(pattern=r"^[0-9a-f]{8,64}$")
+    exception: _Part = ""
+    frames: list[_Part] = Field(default=[], max_length=16)
+    message: _Part = ""
+
+    @classmethod
+    def of(cls, signature: Signature) -> FailureSignature:
+        return cls(**signature.as_dict())
+
+    def line(self) -> str:
+        """One line for a person: ``RuntimeError: message (at file.py:function)``."""
+        return Signature(self.exception, tuple(self.frames), self.message).line()
+
+
 class CaseResult(_Model):
     id: str
     status: CaseStatus  # after verdicts: an outcome, or known-broken / possibly-fixed
@@ -90,6 +122,23 @@ class CaseResult(_Model):
     # Kept from an earlier run by a run of only some cases of this combination
     # (run --update CASE): that run's start time. None: this run measured it.
     from_run: str | None = None
+    # What a failing case died of; None for one that passed or was skipped, and in
+    # files written before signatures (``cause()`` derives one for those).
+    signature: FailureSignature | None = None
+
+    def cause(self) -> FailureSignature | None:
+        """The signature of this case's failure: the stored one, or, for a failure
+        stored without one (an older file), one derived from its traceback, else from
+        its type and message. None for a case that did not fail."""
+        if self.signature is not None:
+            return self.signature
+        seen = self.outcome or self.status
+        if seen in (CaseOutcome.PASSED, CaseOutcome.SKIPPED, CaseStatus.POSSIBLY_FIXED):
+            return None
+        found = signature_of_traceback(self.traceback) if self.traceback else None
+        return FailureSignature.of(
+            found or Signature.of(self.error_type or str(seen), (), self.message)
+        )
 
 
 class EnvironmentInfo(_Model):

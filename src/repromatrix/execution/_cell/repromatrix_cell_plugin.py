@@ -10,7 +10,12 @@ harness can follow the run live and lose nothing when the interpreter dies:
     {"event": "collected", "ids": [...]}
     {"event": "start", "id": ...}
     {"event": "end", "id": ..., "outcome": ..., "seconds": ..., "error_type": ...,
-     "message": ..., "traceback": ...}
+     "message": ..., "traceback": ..., "signature": ...}
+
+A failing case's ``signature`` (signature.py, beside it: exception, frames, masked
+message, key) is computed here from the live exception, where the frames are; a
+failure with no exception to hand (a collection error, a crashed xdist worker) gets
+it from its report's text.
 
 Cases listed in the JSON file $REPROMATRIX_DONE are deselected: a run restarted
 after a crash, or resumed after an interruption, runs only what is missing.
@@ -21,12 +26,29 @@ repromatrix_markers.py, beside it.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
+import sys
 import time
+from pathlib import Path
 
 import pytest
+
+
+def _beside(module: str, name: str):
+    """A module of this folder under a name of ours: on the cell's PYTHONPATH a plain
+    ``signature`` would shadow a package of that name the cases may import."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(module))
+        loaded = importlib.util.module_from_spec(spec)
+        sys.modules[name] = loaded  # dataclasses look their module up while defining
+        spec.loader.exec_module(loaded)
+    return sys.modules[name]
+
+
+_signature = _beside("signature.py", "repromatrix_signature")
 
 # The markers every cell knows, whatever cases/ it runs (a project's own included).
 pytest_plugins = ["repromatrix_markers"]
@@ -102,6 +124,7 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
                     "error_type": "CollectionError",
                     "message": _last_error_line(text)[:MESSAGE_LIMIT],
                     "traceback": text[-TRACEBACK_LIMIT:],
+                    "signature": _text_signature(text, "CollectionError"),
                 }
             )
 
@@ -119,6 +142,21 @@ def pytest_runtest_logstart(nodeid: str, location) -> None:
     if recorder is not None:
         recorder.phases[nodeid] = []
         recorder.write({"event": "start", "id": nodeid, "pid": os.getpid()})
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A failing phase's signature, from the live exception. Kept on the report as a
+    plain attribute: xdist carries a report's JSON-able attributes to the controller."""
+    made = yield
+    report = made.get_result()
+    failed = report.failed or (hasattr(report, "wasxfail") and report.skipped)
+    if call.excinfo is not None and failed:
+        try:
+            found = _signature.signature_of_exception(call.excinfo.value)
+            report.repromatrix_signature = found.as_dict()
+        except Exception:  # never lose a result over its signature: the text has one
+            pass
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -167,12 +205,14 @@ def _summarize(reports: list) -> dict:
                     "AssertionError" if message.startswith("assert") else None,
                     message,
                 )
+            signature = getattr(report, "repromatrix_signature", None)
             return {
                 **record,
                 "outcome": outcome,
                 "error_type": error_type,
                 "message": (rest or message)[:MESSAGE_LIMIT],
                 "traceback": text[-TRACEBACK_LIMIT:],
+                "signature": signature or _text_signature(text, error_type or outcome),
             }
     return record
 
@@ -183,6 +223,15 @@ def _observations(reports: list) -> str:
     Every phase's report carries the properties recorded so far: the last has them all."""
     properties = getattr(reports[-1], "user_properties", []) if reports else []
     return "\n".join(f"{name}: {value}" for name, value in properties)[:MESSAGE_LIMIT]
+
+
+def _text_signature(text: str, fallback: str) -> dict:
+    """A failure's signature from its text; with no error line in it, the fallback
+    name and the text's last line."""
+    found = _signature.signature_of_traceback(text)
+    if found is None:
+        found = _signature.Signature.of(fallback, (), _last_error_line(text))
+    return found.as_dict()
 
 
 def _last_error_line(text: str) -> str:
