@@ -102,11 +102,28 @@ def test_tracking_decisions() -> None:
     assert tracking_action(running, []).verb == "none", "a partial record changes nothing"
 
 
-def test_a_forged_record_is_one_line(tmp_path: Path, gh: GhDouble, capsys) -> None:
+FORGED = {"target": "x", "name": "x", "python": "3.11"}
+
+
+@pytest.mark.parametrize(
+    ("forged", "said"),
+    [
+        ({**FORGED, "python": 3}, "bounds.json: python: Input should be a valid string"),
+        (
+            {**FORGED, "runs": [{"cell": 1, "outcome": "bad", "signature": {"frames": 3}}]},
+            "bounds.json: runs.0.signature: Value error, not a signature",
+        ),
+        ({**FORGED, "dependencies": [{"name": "a", "declared": "", "verdict": "great",
+          "suggested": ""}]}, "bounds.json: dependencies.0.verdict: Input should be"),
+    ],
+)  # fmt: skip
+def test_a_forged_record_is_one_line(
+    tmp_path: Path, gh: GhDouble, capsys, forged: dict, said: str
+) -> None:
     folder = tmp_path / "artifact" / "x"
     folder.mkdir(parents=True)
-    (folder / "bounds.json").write_text(json.dumps({"target": "x", "name": "x", "python": 3}))
+    (folder / "bounds.json").write_text(json.dumps(forged))
     assert app.main(["bounds-post", str(tmp_path / "artifact"), "--tracking"]) == 2
     err = capsys.readouterr().err
-    assert "bounds.json: python: Input should be a valid string" in err and "Traceback" not in err
+    assert said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert gh.calls() == []

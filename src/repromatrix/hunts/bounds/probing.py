@@ -1,7 +1,8 @@
 """The cells of a bounds hunt, made by the prober it is handed: a set of the tested
 dependencies' versions becomes a cell of exact pins (the target, those versions, the
 held ``--pin``s, the other direct dependencies as declared), its probe is run, and
-what it said is recorded as a ``Run`` with the command that reruns it.
+what it said is recorded as a ``Run`` with the command that reruns it and, for a bad
+one, what it died of (its signature: execution/_cell/signature.py).
 
 A release the target's range shuts out (the cap's victims) is installed through uv's
 ``--override``: the target's own requirement would refuse it.
@@ -15,7 +16,6 @@ it; an exit 125 or a skipped case is a skip.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -32,24 +32,6 @@ from repromatrix.probe.observation import Observation
 from repromatrix.probe.prober import Prober
 from repromatrix.probe.spec import Trial
 from repromatrix.redact import portable_path, redact_text
-
-# What a signature drops: the particulars that differ between two runs of one failure.
-_PARTICULARS = (
-    (re.compile(r"(?:[A-Za-z]:)?(?:[\w.~<>-]*/)+[\w.<>-]+"), "<path>"),
-    (re.compile(r"0x[0-9a-fA-F]+"), "<hex>"),
-    (re.compile(r"'[^']*'|\"[^\"]*\""), "<str>"),
-    (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
-)
-_EXIT = re.compile(r"^exit -?\d+: ")
-
-
-def signature(error: str) -> str:
-    """What two failures of one kind share: the error line without its exit status,
-    paths, numbers and quoted names (``ImportError: cannot import name <str> from <str>``)."""
-    text = _EXIT.sub("", error.strip())
-    for pattern, stand_in in _PARTICULARS:
-        text = pattern.sub(stand_in, text)
-    return " ".join(text.split())[:200]
 
 
 class CellMaker:
@@ -97,7 +79,8 @@ class CellMaker:
                 pins={name: str(v) for name, v in sorted(versions.items())},
                 outcome=seen.outcome,
                 error="" if seen.outcome is ProbeOutcome.GOOD else seen.detail,
-                signature="" if seen.outcome is ProbeOutcome.GOOD else signature(seen.detail),
+                # What it died of (execution/_cell/signature.py), as every record has it.
+                signature=observation.signature.as_dict() if observation.signature else None,
                 repro=self.repro(versions),
                 seconds=round(observation.seconds, 2),
                 environment=observation.cell.identity if observation.cell else None,

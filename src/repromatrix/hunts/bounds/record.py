@@ -24,9 +24,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from repromatrix.errors import UserError
+from repromatrix.execution._cell.signature import is_signature
 from repromatrix.outcomes import BoundVerdict, ProbeOutcome
 from repromatrix.redact import redact
 
@@ -45,7 +46,17 @@ class Run(BaseModel):
     pins: dict[str, str] = {}  # the tested dependencies -> version
     outcome: ProbeOutcome
     error: str = ""  # one line ("" when good)
-    signature: str = ""  # the error with its particulars (numbers, paths) taken out
+    # What a bad cell died of (execution/_cell/signature.py's as_dict: key, exception,
+    # frames, message); None when good, or when nothing ran to die.
+    signature: dict[str, Any] | None = None
+
+    @field_validator("signature")
+    @classmethod
+    def _a_signature(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if not is_signature(value):
+            raise ValueError("not a signature (exception, frames, message)")
+        return value
+
     repro: str = ""  # repromatrix check ... (or nox -s check -- ...)
     seconds: float = 0.0
     environment: str | None = None  # the cell's identity (16 hex digits)

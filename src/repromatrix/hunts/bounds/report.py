@@ -21,6 +21,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from repromatrix.execution._cell.signature import Signature
 from repromatrix.github.markdown import code_block, code_span, details, one_line, table_cell
 from repromatrix.hunts.bounds.record import BoundsRecord, DependencyRecord, EndRecord, Run
 from repromatrix.outcomes import BOUNDS, BoundVerdict
@@ -161,7 +162,8 @@ def _evidence(d: DependencyRecord) -> list[str]:
             if run.error:
                 said += f": {code_span(run.error, limit=300)}"
             if run.signature:
-                said += f" (signature {code_span(run.signature)})"
+                died = Signature.from_dict(run.signature)
+                said += f" (signature `{died.key}`: {code_span(died.line(), limit=200)})"
             lines += [said, "", code_block(run.repro, "sh")]
     return lines
 
