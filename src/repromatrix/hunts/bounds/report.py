@@ -28,6 +28,7 @@ from repromatrix.outcomes import BOUNDS, BoundVerdict
 from repromatrix.results import write_json_atomic, write_text_atomic
 
 CELLS_SHOWN = 6  # cells quoted per dependency in summary.md
+ANY = "(any)"  # how a range that declares no bound reads
 
 
 def write(folder: Path, record: BoundsRecord) -> None:
@@ -101,9 +102,9 @@ def markdown(record: BoundsRecord) -> str:
     for d in record.dependencies:
         cells = {r.cell for r in (*d.floor.cells, *d.ceiling.cells)}
         lines.append(
-            f"| {code_span(d.name, cell=True)} | {code_span(d.declared or '(any)', cell=True)} | "
+            f"| {code_span(d.name, cell=True)} | {code_span(d.declared or ANY, cell=True)} | "
             f"{BOUNDS[d.verdict].symbol} {d.verdict.value} | "
-            f"{code_span(d.suggested or '(any)', cell=True)} | "
+            f"{code_span(d.suggested or ANY, cell=True)} | "
             f"{code_span(end_text(d.floor, 'floor'), cell=True, limit=160)} | "
             f"{code_span(end_text(d.ceiling, 'ceiling'), cell=True, limit=160)} | {len(cells)} |"
         )
@@ -146,7 +147,7 @@ def _evidence(d: DependencyRecord) -> list[str]:
     lines = [
         f"### {row.symbol} {code_span(d.name)}: {d.verdict.value}",
         "",
-        f"Declared {code_span(d.declared or '(any)')}; suggested {code_span(d.suggested or '(any)')}.",
+        f"Declared {code_span(d.declared or ANY)}; suggested {code_span(d.suggested or ANY)}.",
     ]
     for which, end in (("floor", d.floor), ("ceiling", d.ceiling)):
         if end.verdict is BoundVerdict.OK and which == "ceiling" and not end.excluded:
@@ -192,7 +193,7 @@ def console_table(record: BoundsRecord, console: Console) -> None:
     for d in record.dependencies:
         row = BOUNDS[d.verdict]
         table.add_row(
-            d.name, d.declared or "(any)", f"{row.symbol} {d.verdict.value}", d.suggested or "(any)",
+            d.name, d.declared or ANY, f"{row.symbol} {d.verdict.value}", d.suggested or ANY,
             one_line(end_text(d.floor, "floor"), 80), one_line(end_text(d.ceiling, "ceiling"), 80),
         )  # fmt: skip
     console.print(table)
