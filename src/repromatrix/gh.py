@@ -46,8 +46,9 @@ class GitHub:
     def available(self) -> bool:
         return self.gh is not None
 
-    def _call(self, args: Sequence[str]) -> str:
-        command = ["gh", *args, *(["--repo", self.repo] if self.repo else [])]
+    def _call(self, args: Sequence[str], *, repo_flag: bool = True) -> str:
+        """``gh ARGS`` (with --repo, which gh api does not take: its path names it)."""
+        command = ["gh", *args, *(["--repo", self.repo] if self.repo and repo_flag else [])]
         if not self.available:
             self.say(f"gh is not installed; run: {shlex.join(command)}")
             return ""
@@ -67,11 +68,16 @@ class GitHub:
         return found if isinstance(found, list) else []
 
     def comments(self, number: int) -> list[dict]:
-        """The comments of issue ``number``, oldest first: body (and url where gh has it)."""
-        viewed = self._call(["issue", "view", str(number), "--json", "comments"])
-        found = json.loads(viewed or "{}")
-        comments = found.get("comments", []) if isinstance(found, dict) else []
-        return [c for c in comments if isinstance(c, dict)]
+        """The comments of issue ``number``, oldest first, as the REST API has them
+        (body, html_url, user.login): who wrote one is its ``[bot]`` login there, which
+        GraphQL (``gh issue view --json comments``) does not say."""
+        repo = self.repo or "{owner}/{repo}"  # gh fills the placeholders from GH_REPO / git
+        listed = self._call(
+            ["api", f"repos/{repo}/issues/{number}/comments?per_page=100", "--paginate"],
+            repo_flag=False,
+        )
+        pages = _json_values(listed) if listed.strip() else []
+        return [c for page in pages if isinstance(page, list) for c in page if isinstance(c, dict)]
 
     def create_issue(self, *, title: str, label: str, body: Path) -> int | None:
         """Open an issue; its number (None without gh). The label is created first

@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from support.shown import shown
+
 from repromatrix.nightly import tracking
 from repromatrix.results import (
     CaseResult,
@@ -128,8 +130,8 @@ def test_a_job_killed_mid_way_leaves_its_combinations_lost_and_named(tmp_path: P
     assert [(f.combination, f.case, f.status) for f in update.new] == [
         (c, tracking.LOST, "lost") for c in IDS[3:]
     ]
-    assert "slice_0 / p0.12.0 p0.13.0" in update.body
-    assert "slice_0 / p0.14.0 p0.15.0" in update.body
+    assert "slice_0 / p0.12.0 p0.13.0" in shown(update.body)
+    assert "slice_0 / p0.14.0 p0.15.0" in shown(update.body)
     assert update.needs_issue
 
 

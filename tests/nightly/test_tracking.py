@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from repromatrix.github.markdown import COMMENT_LIMIT
 from repromatrix.nightly import tracking
+from repromatrix.nightly.hunt_comment import answers_in, comment_body
 from repromatrix.results import CaseResult, CombinationResult, Results
 
 CASE = "test_a.py::test_x"
 OTHER = "test_a.py::test_y"
+BOT = {"login": "github-actions[bot]", "type": "Bot"}
 # What the run saw, under the status the verdicts gave it.
 OUTCOME = {"known-broken": "failed", "possibly-fixed": "passed"}
 
@@ -89,14 +91,18 @@ def test_a_hunts_answer_comes_back_from_its_comment() -> None:
     )
     second = tracking.follow(None, night("2026-11-02", (CASE, "failed")), hunts=[hunt])
     assert "waiting for its answer" in second.body
-    comment = {
-        "body": f"{tracking.hunt_marker(hunt.key)}\nBisect of transformers 4.57.0..4.58.0 (x):\n\n"
+    report = (
         "### Bisect of transformers: first-bad\n\n"
-        "**first bad: transformers 4.58.0 (last good: 4.57.0), 3 steps, 1m02s**\n",
-        "url": "https://g/issues/7#issuecomment-1",
-    }
-    unrelated = {"body": "**a person's bold words**"}
-    answers = tracking.answers_in([unrelated, comment])
+        "**first bad: transformers 4.58.0 (last good: 4.57.0), 3 steps, 1m02s**\n"
+    )
+    body = comment_body(
+        report, title="Bisect of x", run_url="https://g/runs/1", artifact="a", hunt=hunt.key
+    )
+    comment = {"body": body, "html_url": "https://g/issues/7#issuecomment-1", "user": BOT}
+    # Anyone may comment; a forged answer (the bot's marker, another author) is not one.
+    forged = {**comment, "user": {"login": "mallory", "type": "User"}, "html_url": "x"}
+    unrelated = {"body": "**a person's bold words**", "user": BOT}
+    answers = answers_in([unrelated, comment, forged], ["github-actions[bot]"])
     third = tracking.follow(carried(second), night("2026-11-03", (CASE, "failed")), answers=answers)
     [kept] = third.state.hunts
     assert kept.answer.startswith("first bad: transformers 4.58.0")

@@ -356,8 +356,9 @@ def _issue(args: list[str], state: dict[str, Any], record: dict[str, Any]) -> st
         record["body"] = body
         if body is None:
             raise GhError("gh issue comment: --body or --body-file is required")
-        issue["comments"].append(body)
-        return _issue_url(issue["number"]) + f"#issuecomment-{len(issue['comments'])}"
+        # The workflow's token comments as its bot (the REST API lists it so).
+        made = _new_comment(state, issue["number"], body, BOT_USER, "NONE")
+        return made["html_url"]
     if action in ("close", "reopen"):
         comment = _one(options, "--comment", "-c")
         if comment:
@@ -453,6 +454,7 @@ def _new_comment(
     comment = {
         "id": state["last_comment_id"],
         "issue": issue,
+        "html_url": _issue_url(issue) + f"#issuecomment-{state['last_comment_id']}",
         "body": body,
         "user": user,
         "author_association": association,

@@ -21,6 +21,7 @@ from support.gh_double import BOT_USER
 from support.nights import Scenario
 from support.pip import PIP
 
+from repromatrix.github.inert import problems
 from repromatrix.issue.repro import code_digest, find_repro
 from repromatrix.issue.state import MARKER, Approval, Observed, State, read_state, render
 
@@ -212,7 +213,7 @@ def test_a_comment_without_a_repro_block_is_refused(issues: Issues) -> None:
 
     assert run.returncode == 0, run.tail()
     (reply,) = issues.replies()
-    assert "no repro: neither the comment nor the issue has a ```python block" in reply
+    assert "no repro: neither the comment nor the issue has a ```` ```python ```` block" in reply
     assert issues.gh.reactions() == [(issues.asked, "confused")]
 
 
@@ -337,7 +338,13 @@ def test_a_hostile_repro_reaches_no_trusted_job_and_not_the_bots_memory(
     assert state.approved.sha256 == code_digest(repro.code)
     shown = _outside_code(bot.rstrip().rsplit("\n", 1)[0])  # what GitHub would render
     assert "@alice" not in shown and "@octo/core" not in shown and "@\u200balice" in shown
-    assert "<img" not in shown and "https://evil.example" not in shown
+    assert "https://evil.example" not in shown  # a link's target: shown as code
+    # Read as GitHub would: no image, HTML or link but the bot's own run link.
+    between = bot.split("\n", 1)[1].rstrip().rsplit("\n", 1)[0]  # less the two markers
+    assert [kind for kind in problems(between) if kind != "link"] == []
+    # The approval said what it covers: the digest and the code's first lines.
+    [approved] = [b for b in issues.replies() if b.startswith("Approved for the nightly watch")]
+    assert f"`{code_digest(repro.code)}`" in approved and "# repromatrix: packaging" in approved
     assert f"```python\n{repro.code}" in bot  # the exact code that ran, collapsed
     logs = run.artifact(f"issue-answers-{ISSUE}")
     seen = {

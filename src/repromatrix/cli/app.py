@@ -205,6 +205,7 @@ HUNT_GROUPS = tuple(((row.name,), row.cli) for row in HUNTS)
 COMMAND_GROUPS = (
     *HUNT_GROUPS,
     (("ci-matrix", "merge", "triage", "hunt-inputs", "baseline"), "repromatrix.cli.nightly"),
+    (("hunt-comment",), "repromatrix.cli.comments"),
     (("init",), "repromatrix.cli.init"),
     (("issue",), "repromatrix.cli.issue"),
     (("dry-run",), "repromatrix.cli.dry_run"),

@@ -1,218 +1,150 @@
-"""Markdown for GitHub comments and issue bodies.
+"""The pieces every text repromatrix posts is built from, each inert whatever it holds.
 
-Two kinds of text meet in a comment: what repromatrix writes (headings, tables,
-collapsed sections) and what it quotes (an error message, a repro's output, a report
-that a job running someone else's code wrote). ``inert`` makes quoted Markdown safe to
-show: outside code, a mention cannot notify (``@user``, ``@org/team``), an issue
-reference cannot link (``#12``), HTML cannot render (``<img>``, ``<!-- -->``) and
-neither can a link or an autolink; code spans and fenced blocks are left as written
-(GitHub renders nothing inside them) and a fence left open is closed, so quoted text
-can never swallow what follows it.
+Two kinds of text meet in a post: what repromatrix writes (headings, tables, collapsed
+sections, its own links) and what it quotes (a case id, an error message, a repro's
+output, a report a job running someone else's code wrote). Quoted text goes in only
+through these builders, or through ``inert`` (github/inert.py) when it is Markdown
+of its own:
 
-GitHub refuses a comment or an issue body over ``COMMENT_LIMIT`` characters; ``cut``
-shortens Markdown to a limit at a line boundary and closes what it leaves open.
+    text(s)           plain text: every character that could open Markdown escaped,
+                      a mention, issue reference or autolink broken
+    html_text(s)      the same, inside an HTML element (a <summary>)
+    code_span(s)      inline code, its fence longer than any backtick run in ``s``
+    code_block(s)     a fenced block, its fence longer than any backtick run in ``s``
+    table_cell(s)     a table cell: ``text``, on one line (pipes escaped too)
+    details(s, body)  a collapsed section; ``s`` shown as text
+    link(s, url)      a link repromatrix makes (its run): ``s`` as text
+
+GitHub reads Markdown first (cmark-gfm: a backslash escape makes a character literal)
+and then, on the text of the HTML, links mentions (``@user``, ``@org/team``), issue
+references (``#12``, ``GH-12``, ``owner/repo#12``), autolinks (``https://``, ``www.``,
+``a@b.c``): an escape cannot stop those, so each gets a zero-width space after its
+``@``, ``#``, ``GH``, ``:`` or ``www``, which shows as nothing and matches no pattern.
+
+``COMMENT_LIMIT``: GitHub refuses an issue body or a comment over 65,536 characters.
 """
 
 from __future__ import annotations
 
+import html
 import re
+
+from repromatrix.redact import redact_text
 
 COMMENT_LIMIT = 65_536  # GitHub's limit on an issue body and on a comment
 
-_ZWSP = "\u200b"  # breaks a mention, a reference or an autolink; shows as nothing
-_OPENING = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-_ALLOWED_TAGS = ("<details>", "</details>", "<summary>", "</summary>")
-_TAG = re.compile(r"</?(?:details|summary)>")
+ZWSP = "\u200b"  # breaks a mention, a reference or an autolink; shows as nothing
+# Characters that open something anywhere in a line: escapes, code, emphasis, links,
+# HTML and autolinks, entities, tables, strikethrough, math.
+_ANYWHERE = frozenset("\\`*_[]<>&|~$")
+# What opens a block at the start of a line: a heading, a quote, a list item, a
+# setext underline or a thematic break (the rest of _ANYWHERE is escaped already).
+_LINE_START = re.compile(r"^(?:[#>+=:-]|\d{1,9}(?=[.)]))")
+# What GitHub links in the text of the HTML (after Markdown): "@", "#12", "GH-12",
+# "://", "www.", and their fullwidth look-alikes.
+_LINKISH = re.compile(rf"[@＠](?!{ZWSP})|[#＃](?=[0-9０-９])|(?i:gh)(?=-\d)|:(?=//)|(?i:www)(?=\.)")
 _BACKTICKS = re.compile(r"`+")
-# What renders as a link, a reference or a mention outside code: "@", "#123", "GH-123",
-# "://", "www.", "[", "]".
-_LINKISH = re.compile(r"@|#(?=\d)|(?i:gh)(?=-\d)|:(?=//)|(?i:www)(?=\.)|[\[\]]")
+_LANGUAGE = re.compile(r"[A-Za-z0-9_+.-]{1,30}")
+# Code blocks GitHub renders as something else (a diagram with links, a map, a model,
+# math): shown as plain code.
+RENDERED_LANGUAGES = frozenset({"mermaid", "geojson", "topojson", "stl", "math"})
+_PLAIN_URL = re.compile(r"https?://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]{1,2000}")
+
+
+def broken(text: str, *, masked: bool = False) -> str:
+    """``text`` with a zero-width space after each mention, reference or autolink start
+    (none added where one is already). Secrets are masked first (redact.py; ``masked``:
+    the caller did it, once for a whole text): a space inside ``https://user:pass@``, or
+    in a secret holding ``@``, would hide it from the mask every written byte passes."""
+    text = text if masked else redact_text(text)
+    return _LINKISH.sub(lambda found: found.group() + ZWSP, text)
+
+
+def text(value: object) -> str:
+    """Plain text in Markdown, on one line: shown as written, opening nothing."""
+    return line_start(escaped(one_line(str(value))))
+
+
+def escaped(text: str, *, masked: bool = False) -> str:
+    """``text`` (spaces kept) with every character that could open Markdown escaped and
+    mentions, references and autolinks broken; its line's start is ``line_start``'s."""
+    marked = "".join("\\" + char if char in _ANYWHERE else char for char in text)
+    return broken(marked, masked=masked)
+
+
+def line_start(line: str) -> str:
+    """``line`` escaped where its start would open a block (a heading, a quote, a list
+    item, an underline); leading spaces and tabs dropped (four would open code)."""
+    line = line.lstrip(" \t")
+    found = _LINE_START.match(line)
+    if found is None:
+        return line
+    if found.group()[0].isdigit():  # "1." or "1)": escape the dot or the parenthesis
+        end = found.end()
+        return line[:end] + "\\" + line[end:]
+    return "\\" + line
+
+
+def html_text(value: object, *, masked: bool = False) -> str:
+    """Plain text inside an HTML element (a <summary>): escaped as HTML (Markdown does
+    not read it there), mentions and references broken, on one line."""
+    return broken(html.escape(one_line(str(value)), quote=False), masked=masked)
 
 
 def code_span(text: str, *, cell: bool = False, limit: int | None = None) -> str:
     """Inline code that survives backticks in ``text`` (a longer backtick fence, padded
     where the text starts or ends with one); on one line. ``cell``: pipes escaped, for
-    a table cell. ``limit``: at most that many characters of ``text``."""
-    text = " ".join(text.split())
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 1] + "…"
+    a table cell (GFM takes ``\\|`` in a cell's code as a pipe). ``limit``: at most that
+    many characters of ``text``."""
+    text = one_line(text, limit)
     if cell:
         text = text.replace("|", "\\|")
     longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
     fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or longest else ""
+    pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) or longest else ""
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def code_block(text: str, language: str = "text") -> str:
-    """A fenced block longer than any backtick run in ``text``, so it cannot be closed
-    from inside."""
-    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
-    fence = "`" * (longest + 1)
-    return f"{fence}{language}\n{text.rstrip()}\n{fence}\n"
+    """A fenced block whose fence is longer than any backtick run in ``text``: no line
+    of it (a tab- or space-indented one included) can close it. ``language`` is kept
+    when it is a plain word GitHub shows as code (not mermaid, geojson, topojson, stl
+    or math, which it draws)."""
+    longest = max((len(m) for m in _BACKTICKS.findall(text)), default=2)
+    fence = "`" * max(3, longest + 1)
+    plain = _LANGUAGE.fullmatch(language or "") and language.lower() not in RENDERED_LANGUAGES
+    info = language if plain else ""
+    body = text.rstrip("\n")
+    return f"{fence}{info}\n{body}\n{fence}\n" if body else f"{fence}{info}\n{fence}\n"
 
 
 def details(summary: str, body: str) -> str:
-    """A collapsed section; ``summary`` is made inert (it is shown as text)."""
-    shown = inert(one_line(summary))
-    return f"<details><summary>{shown}</summary>\n\n{body.rstrip()}\n\n</details>\n"
+    """A collapsed section; ``summary`` is shown as text, ``body`` is Markdown already
+    made of these builders (or ``inert``'s)."""
+    return f"<details><summary>{html_text(summary)}</summary>\n\n{body.rstrip()}\n\n</details>\n"
 
 
-def table_cell(text: str) -> str:
-    """Text inside a Markdown table cell: pipes escaped, one line."""
-    return text.replace("|", "\\|").replace("\n", " ")
+def link(label: str, url: str) -> str:
+    """A link repromatrix makes to a page it names itself (its run, a comment of its
+    own): ``label`` as text; a URL that is not plain http(s) shows as inline code."""
+    if not is_plain_url(url):
+        return f"{text(label)} ({code_span(url)})" if url else text(label)
+    return f"[{text(label)}]({url})"
 
 
-def one_line(text: str, limit: int | None = None) -> str:
-    line = " ".join(str(text).split())
+def is_plain_url(url: str) -> bool:
+    """An http(s) URL that needs no escaping inside ``(...)``."""
+    return bool(_PLAIN_URL.fullmatch(url))
+
+
+def table_cell(value: object) -> str:
+    """Text inside a Markdown table cell: ``text`` (pipes, and everything else that
+    opens something, escaped), one line."""
+    return text(value)
+
+
+def one_line(value: object, limit: int | None = None) -> str:
+    line = " ".join(str(value).split())
     if limit is not None and len(line) > limit:
-        line = line[: limit - 1] + "…"
+        line = line[: max(limit - 1, 0)] + "…"
     return line
-
-
-def inert(markdown: str) -> str:
-    """``markdown`` as GitHub shows it, minus everything that acts: outside fenced
-    blocks and code spans, mentions, issue references, autolinks and link brackets
-    are broken (a zero-width space, or a backslash), ``&`` and ``<`` are escaped except
-    in bare ``<details>``/``<summary>`` tags, whose ``</details>`` are balanced; a fence
-    left open is closed. Linear in the text."""
-    out: list[str] = []
-    depth = 0  # <details> opened and not closed
-    lines, fence = _fenced(markdown)
-    for line, code in lines:
-        if code:
-            out.append(line)
-        else:
-            text, depth = _inert_line(line, depth)
-            out.append(text)
-    if fence is not None:
-        out.append(fence)
-    out += ["</details>"] * depth
-    return "\n".join(out)
-
-
-def _closes(line: str, fence: str) -> bool:
-    stripped = line.strip()
-    return (
-        len(line) - len(line.lstrip(" ")) <= 3
-        and len(stripped) >= len(fence)
-        and stripped == fence[0] * len(stripped)
-    )
-
-
-def _inert_line(line: str, depth: int) -> tuple[str, int]:
-    """One line outside fenced blocks: code spans kept, the rest neutralised."""
-    out: list[str] = []
-    at = 0
-    plain_from = 0
-    while at < len(line):
-        char = line[at]
-        if char == "\\" and at + 1 < len(line):
-            at += 2  # an escaped character is literal, a backtick included
-            continue
-        if char != "`":
-            at += 1
-            continue
-        run = _BACKTICKS.match(line, at)
-        assert run is not None
-        closing = _matching_run(line, run.end(), len(run.group()))
-        if closing is None:
-            at = run.end()  # no span: the backticks are literal text
-            continue
-        plain, depth = _neutral(line[plain_from:at], depth)
-        out += [plain, line[at:closing]]
-        at = plain_from = closing
-    plain, depth = _neutral(line[plain_from:], depth)
-    out.append(plain)
-    return "".join(out), depth
-
-
-def _matching_run(line: str, start: int, length: int) -> int | None:
-    """The end of the next run of exactly ``length`` backticks at or after ``start``."""
-    for found in _BACKTICKS.finditer(line, start):
-        if len(found.group()) == length:
-            return found.end()
-    return None
-
-
-def _neutral(text: str, depth: int) -> tuple[str, int]:
-    """Text outside code: the allowed tags kept (and counted), everything else inert."""
-    out: list[str] = []
-    at = 0
-    for tag in _TAG.finditer(text):
-        out.append(_escaped(text[at : tag.start()]))
-        name = tag.group()
-        if name == "<details>":
-            depth += 1
-            out.append(name)
-        elif name == "</details>":
-            if depth:
-                depth -= 1
-                out.append(name)
-            else:
-                out.append("&lt;/details>")
-        else:
-            out.append(name)
-        at = tag.end()
-    out.append(_escaped(text[at:]))
-    return "".join(out), depth
-
-
-def _escaped(text: str) -> str:
-    text = text.replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;")
-    return _LINKISH.sub(_broken, text)
-
-
-def _broken(found: re.Match[str]) -> str:
-    mark = found.group()
-    if mark in "[]":
-        return "\\" + mark
-    return mark + _ZWSP
-
-
-def cut(text: str, limit: int, note: str = "") -> str:
-    """``text`` when it fits in ``limit`` characters; else its longest run of whole
-    lines that fits with the closers of what those lines leave open (a fenced block,
-    <details>) and ``note``, then those closers and the note."""
-    if len(text) <= limit:
-        return text
-    budget = limit - len(note)
-    kept = _whole_lines(text[: max(budget, 0)])
-    while kept:
-        closers = _closers(kept)
-        if len(kept) + len(closers) <= budget:
-            return kept + closers + note
-        kept = _whole_lines(kept[: max(budget - len(closers), 0)])  # strictly shorter
-    return note[:limit]
-
-
-def _whole_lines(text: str) -> str:
-    return text[: text.rindex("\n") + 1] if "\n" in text else ""
-
-
-def _closers(text: str) -> str:
-    """What closes the fenced block and the <details> ``text`` (whole lines) leaves open."""
-    lines, fence = _fenced(text)
-    depth = sum(
-        line.count("<details>") - line.count("</details>") for line, code in lines if not code
-    )
-    closers = f"{fence}\n" if fence is not None else ""
-    return closers + "\n</details>\n" * max(depth, 0)
-
-
-def _fenced(markdown: str) -> tuple[list[tuple[str, bool]], str | None]:
-    """Each line of ``markdown`` and whether it is inside a fenced block (its fences
-    count as inside), and the fence still open at the end (None when none is)."""
-    lines: list[tuple[str, bool]] = []
-    fence: str | None = None
-    for line in markdown.split("\n"):
-        if fence is not None:
-            lines.append((line, True))
-            if _closes(line, fence):
-                fence = None
-            continue
-        opening = _OPENING.match(line)
-        if opening and not (opening["fence"][0] == "`" and "`" in opening["info"]):
-            fence = opening["fence"]
-        lines.append((line, fence is not None))
-    return lines, fence

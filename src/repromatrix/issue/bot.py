@@ -1,6 +1,8 @@
-"""The bot's side of GitHub (through gh.IssueComments): reactions, refusals and approvals
-when an event arrives (``acknowledge``), the answer in the bot comment and a flip said
-once (``post_answers``), and the labelled issues the watch reads (``watch_plan``).
+"""The bot's side of GitHub (through gh.IssueComments): reactions, refusals (an untrusted
+author's at most once a day per issue) and approvals (each said in a reply quoting its
+digest and code) when an event arrives (``acknowledge``), the answer in the bot comment
+and a flip said once (``post_answers``), and the labelled issues the watch reads
+(``watch_plan``).
 
 Nothing here runs issue content: it reads the plan (the parse job's, checked against
 its digest before repromatrix was installed from it), the answers (the run job's,
@@ -24,10 +26,13 @@ from pathlib import Path
 from typing import Protocol
 
 from repromatrix.errors import UserError
-from repromatrix.github.markdown import inert, one_line
+from repromatrix.github.authors import written_by
+from repromatrix.github.hidden import hidden, read_hidden
+from repromatrix.github.inert import inert
+from repromatrix.github.markdown import code_block, code_span, one_line, text
 from repromatrix.issue.answer import Result, read_result
 from repromatrix.issue.config import IssueSettings
-from repromatrix.issue.plan import Job, Plan, Reply
+from repromatrix.issue.plan import Job, Plan, PlannedApproval, Reply
 from repromatrix.issue.repro import MAX_REPRO, code_digest
 from repromatrix.issue.state import (
     Answer,
@@ -45,6 +50,7 @@ from repromatrix.issue.watch import candidates, flip, tonight, watch_job
 from repromatrix.results import utc_now
 
 FLIP_MARKER = "<!-- repromatrix:flip -->"
+REFUSAL_KIND = "refusal"  # the hidden line under a refusal: whom, which day
 CHANGED = (
     "the repro changed since it was approved; a maintainer comments "
     "`/repromatrix approve` or re-labels"
@@ -67,16 +73,15 @@ class Comments(Protocol):
 
 def bot_comments(comments: list[dict], bots: list[str]) -> list[dict]:
     """The bot's comments, oldest first: the marker at the start, written by one of the
-    bot logins (a person, or another app, pasting the marker does not make one)."""
-    names = {name.lower() for name in bots}
-    found = []
-    for comment in comments:
-        user = comment.get("user") if isinstance(comment.get("user"), dict) else {}
-        login = str(user.get("login", "")).lower()
-        body, ident = comment.get("body"), comment.get("id")
-        if login in names and is_bot_comment(body) and isinstance(ident, int):
-            found.append(comment)
-    return found
+    bot logins (github.authors: a person, or another app, pasting the marker does not
+    make one)."""
+    return [
+        comment
+        for comment in comments
+        if written_by(comment, bots)
+        and is_bot_comment(comment.get("body"))
+        and isinstance(comment.get("id"), int)
+    ]
 
 
 def memory(comments: list[dict], bots: list[str]) -> tuple[State, list[int]]:
@@ -116,12 +121,20 @@ def remember(
 
 
 def acknowledge(plan: Plan, client: Comments, say: Say = print) -> None:
-    """😕 and a reply for each refusal; approvals into the bot comment; 👀 on each
-    command that will run."""
+    """😕 and a reply for each refusal (an untrusted author's at most once a day per
+    issue); approvals into the bot comment, each with a reply quoting the digest and
+    the code's first lines; 👀 on each command that will run."""
+    today = utc_now()[:10]
     for reply in plan.replies:
+        if reply.author is not None and _refused_today(client, reply, plan.bots, today):
+            say(f"#{reply.issue}: refused {reply.author or 'an unnamed author'} again: no reply")
+            continue
         if reply.comment is not None:
             client.react(reply.comment, "confused")
-        client.create(reply.issue, inert(reply.body))
+        body = inert(reply.body)
+        if reply.author is not None:  # the bot's own note of whom it refused, and when
+            body += "\n\n" + hidden(REFUSAL_KIND, {"to": reply.author.lower(), "day": today})
+        client.create(reply.issue, body)
         if reply.refused is not None:
             said = Refused(sha256=reply.refused, at=utc_now())
             remember(client, reply.issue, plan.bots, _setting(refused=said), say, quiet=True)
@@ -129,6 +142,7 @@ def acknowledge(plan: Plan, client: Comments, say: Say = print) -> None:
     for approval in plan.approvals:
         approved = Approval(sha256=approval.sha256, by=approval.by, at=utc_now(), how=approval.how)
         remember(client, approval.issue, plan.bots, _setting(approved=approved), say)
+        client.create(approval.issue, approval_reply(approval))
         if approval.comment is not None:
             client.react(approval.comment, "+1")
         say(f"#{approval.issue}: approved {approval.sha256[:12]} ({approval.how} by {approval.by})")
@@ -136,6 +150,30 @@ def acknowledge(plan: Plan, client: Comments, say: Say = print) -> None:
         if job.comment is not None:
             client.react(job.comment, "eyes")
             say(f"#{job.issue}: started ({one_line(job.line, 200)})")
+
+
+def approval_reply(approval: PlannedApproval) -> str:
+    """What was approved, said where the approver sees it: the digest the watch checks
+    and the first lines of the code it covers (an approval of code nobody saw shows)."""
+    how = "the label" if approval.how == "label" else "`/repromatrix approve`"
+    shown = "\n".join(approval.head)
+    return (
+        f"Approved for the nightly watch by {text(approval.by)} ({how}): the repro with "
+        f"sha256 {code_span(approval.sha256)}, which begins:\n\n"
+        f"{code_block(shown, 'python')}\n"
+        "The watch runs this block only; an edit of the issue's repro waits for a new approval."
+    )
+
+
+def _refused_today(client: Comments, reply: Reply, bots: list[str], today: str) -> bool:
+    """Whether the bot refused ``reply.author`` on this issue today (its own note, on
+    the last line of a reply of its own)."""
+    said = {"to": (reply.author or "").lower(), "day": today}
+    return any(
+        written_by(comment, bots)
+        and read_hidden(comment.get("body"), REFUSAL_KIND, line="last") == said
+        for comment in client.comments(reply.issue)
+    )
 
 
 def _setting(**changes: object) -> Change:
@@ -181,7 +219,7 @@ def _post_one(
 
     remember(client, job.issue, plan.bots, change, say, quiet=job.kind == "watch")
     if flipped:
-        body = f"{FLIP_MARKER}\nrepromatrix watch: {inert(flipped[0])} ([run]({run_url}))"
+        body = f"{FLIP_MARKER}\nrepromatrix watch: {text(flipped[0])} ([run]({run_url}))"
         client.create(job.issue, body)
         say(f"#{job.issue}: {flipped[0]}")
     if job.comment is not None:
@@ -231,7 +269,7 @@ def _body(result: Result | str, run_url: str) -> str:
     if result.status == "done":
         return inert(result.markdown or one_line(result.headline))
     said = {"refused": "could not run", "timed-out": "ran out of time", "failed": "failed"}
-    body = f"The run {said[result.status]}: {inert(one_line(result.headline))}"
+    body = f"The run {said[result.status]}: {text(result.headline)}"
     return body + (f"\n\n{inert(result.markdown)}" if result.markdown else "")
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from packaging.version import InvalidVersion, Version
 
 from repromatrix.errors import UserError
+from repromatrix.github.reading import commands
 from repromatrix.hunt_table import HUNTS
 from repromatrix.matrix.pins import pin_text
 from repromatrix.names import canonicalize_name
@@ -97,9 +98,9 @@ class Refusal:
             lines += ["", "Accepted syntax:", "", "```", USAGE, "```"]
             lines += [
                 "",
-                "The repro is the first ```python block of the comment (else of the issue) "
-                "whose first line is `# repromatrix` (optionally `# repromatrix: PKG "
-                "PKG==VER ...`, the packages it needs), or `--case CASE_ID` from cases/.",
+                "The repro is the first ```` ```python ```` block of the comment (else of "
+                "the issue) whose first line is `# repromatrix` (optionally `# repromatrix: "
+                "PKG PKG==VER ...`, the packages it needs), or `--case CASE_ID` from cases/.",
             ]
         return "\n".join(lines)
 
@@ -111,23 +112,11 @@ def _shown(line: str, limit: int = 200) -> str:
 
 
 def command_line(text: str) -> str | None:
-    """The first line of ``text`` that starts with /repromatrix (leading blanks
-    allowed), outside fenced code; None when there is none."""
-    fenced = False
-    for raw in text.splitlines():
-        stripped = raw.strip()
-        if stripped.startswith(("```", "~~~")):
-            fenced = not fenced
-            continue
-        if fenced:
-            continue
-        if (
-            stripped == PREFIX
-            or stripped.startswith(PREFIX + " ")
-            or stripped.startswith(PREFIX + "\t")
-        ):
-            return stripped
-    return None
+    """The first line of ``text`` that GitHub shows as plain paragraph text starting
+    with /repromatrix (github.reading.commands: not in code, a quote, a list or raw
+    HTML, nor after a form feed or NEL on a line); None when there is none."""
+    found = commands(text, PREFIX)
+    return found[0] if found else None
 
 
 def parse_comment(text: object) -> Command | Refusal | None:

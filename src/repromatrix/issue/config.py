@@ -11,7 +11,9 @@ passes in the environment.
       max_releases: 12                # releases one sweep may test
       minutes: 60                     # one probe's time limit (the job stops at 2x)
       pins: [torch==2.13.0]           # held in every run unless the command pins the package
-      bots: [github-actions[bot]]     # the logins the workflow's token comments as
+      bots: [github-actions[bot]]     # the logins the workflow's token comments as: the
+                                      # bot comment, approvals and the tracking issue's
+                                      # hunt answers are read from these only (github/authors.py)
 """
 
 from __future__ import annotations
@@ -24,15 +26,14 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from repromatrix.errors import UserError, key_path
+from repromatrix.github.authors import BOT_LOGIN, DEFAULT_BOTS
 from repromatrix.probe.check import parse_pin_option
 
 CONFIG_FILE = Path(".github/repromatrix.yml")
 TRUSTED_VARIABLE = "REPROMATRIX_TRUSTED"
-DEFAULT_BOTS = ("github-actions[bot]",)  # GITHUB_TOKEN's comments are this login's
 # A person who may label an issue is trusted for the label when GitHub gives them one of
 # these (the labeled event carries no author association: the permission API says it).
 TRUSTED_PERMISSIONS = ("admin", "maintain", "write")
-_BOT_LOGIN = r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}\[bot\]$"
 ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "FIRST_TIMER",
                 "FIRST_TIME_CONTRIBUTOR", "MANNEQUIN", "NONE")  # fmt: skip
 
@@ -53,7 +54,7 @@ class IssueSettings(BaseModel):
     @classmethod
     def _bots(cls, value: list[str]) -> list[str]:
         for login in value:
-            if not re.match(_BOT_LOGIN, login):
+            if not BOT_LOGIN.match(login):
                 raise ValueError(f"{login[:60]!r} is not a bot login (NAME[bot])")
         return value
 

@@ -8,7 +8,8 @@ seen (fields missing, of another type, not an object at all) gives a note in the
 log and, where the comment can be answered, a refusal; never a traceback.
 
 Who may run what: only a trusted author (config.is_trusted) starts a run or approves;
-others get a reply saying a maintainer can start it with the same command. A label is
+others get a reply saying a maintainer can start it with the same command (marked as
+an untrusted author's: the ack job says it at most once a day per author and issue). A label is
 trusted when its sender is named in the settings or may write to the repository (the
 labeled event has no author association; an issue template's label is the author's).
 Comments on pull requests are all refused: the workflow runs on the default branch, and a PR's code
@@ -73,29 +74,36 @@ def decide_comment(payload: Any, settings: IssueSettings, preflight: Preflight) 
         return Decided("ignored: the comment is a bot's")
     line = parsed.line
 
-    def refuse(reason: str, usage: bool = True) -> Decided:
+    def refuse(reason: str, usage: bool = True, author: str | None = None) -> Decided:
+        """A reply; ``author``: an untrusted one's, said at most once a day (ack)."""
         refusal = Refusal(reason, line, usage=usage)
         return Decided(
             f"refused: {refusal.reason}",
-            reply=Reply(issue=issue, comment=comment, body=refusal.reply()),
+            reply=Reply(issue=issue, comment=comment, body=refusal.reply(), author=author),
         )
 
+    login = field(payload, "comment", "user", "login") or ""
+    association = field(payload, "comment", "author_association") or ""
+    trusted = bool(login and association) and is_trusted(login, association, settings)
+    stranger = None if trusted else login[:60]
     if field(payload, "issue", "pull_request", kind=dict) is not None:
         return refuse(
             "commands run on issues only, not on pull requests (a pull request's code, "
             "perhaps a fork's, is never what a command runs); put the repro in an issue",
             usage=False,
+            author=stranger,
         )
-    login = field(payload, "comment", "user", "login") or ""
-    association = field(payload, "comment", "author_association") or ""
     if not login or not association:
-        return refuse("the event names no comment author or author association", usage=False)
-    if not is_trusted(login, association, settings):
+        return refuse(
+            "the event names no comment author or author association", usage=False, author=""
+        )
+    if not trusted:
         return refuse(
             f"@{login[:40]} is not among the authors trusted to run code here "
             f"(author association {association[:30]}). A maintainer can start it by "
             "commenting the same command.",
             usage=False,
+            author=stranger,
         )
     if isinstance(parsed, Refusal):
         return refuse(parsed.reason)
@@ -113,11 +121,12 @@ def _approved(
     except UserError as err:
         return refuse(str(err))
     if repro is None or not LOGIN.match(login):
-        return refuse("nothing to approve: the issue has no ```python block whose first "
+        return refuse("nothing to approve: the issue has no ```` ```python ```` block whose first "
                       "line is `# repromatrix`")  # fmt: skip
     approval = PlannedApproval(
-        issue=issue, comment=comment, sha256=repro.digest, by=login, how="approve"
-    )
+        issue=issue, comment=comment, sha256=repro.digest, by=login, how="approve",
+        head=repro.head(),
+    )  # fmt: skip
     return Decided(f"approve: #{issue} {repro.digest[:12]} by {login}", approval=approval)
 
 
@@ -139,7 +148,7 @@ def _planned(
             )
             if repro is None:
                 return refuse(
-                    "no repro: neither the comment nor the issue has a ```python block "
+                    "no repro: neither the comment nor the issue has a ```` ```python ```` block "
                     "whose first line is `# repromatrix`, and no --case was given"
                 )
         job = make_job(
@@ -200,7 +209,9 @@ def labeled_plan(
             plan.notes.append(f"#{issue}: labelled, but its body has no repro block to approve")
         else:
             plan.approvals.append(
-                PlannedApproval(issue=issue, sha256=repro.digest, by=login, how="label")
+                PlannedApproval(
+                    issue=issue, sha256=repro.digest, by=login, how="label", head=repro.head()
+                )
             )
             plan.notes.append(f"approve: #{issue} {repro.digest[:12]} labelled by {login}")
     return plan

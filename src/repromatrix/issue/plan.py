@@ -74,6 +74,9 @@ class Reply(BaseModel):
     comment: int | None = Field(None, ge=1)
     body: str = Field(max_length=8000)
     refused: str | None = Field(None, pattern=_SHA256)
+    # An untrusted author's comment: refused at most once a day per author and issue
+    # (bot.acknowledge), so that comments cannot buy the bot's replies.
+    author: str | None = Field(None, max_length=60)
 
 
 class PlannedApproval(BaseModel):
@@ -87,6 +90,7 @@ class PlannedApproval(BaseModel):
     sha256: str = Field(pattern=_SHA256)
     by: str = Field(pattern=LOGIN.pattern)
     how: Literal["label", "approve"]
+    head: list[str] = Field(default_factory=list, max_length=10)  # the code's first lines
 
 
 class Plan(BaseModel):

@@ -1,8 +1,9 @@
 """The issue's repro: a fenced ``python`` block that says it is one.
 
-The convention: the first fenced code block whose info string is ``python`` (or ``py``)
-and whose first line is ``# repromatrix``, optionally followed by the packages the repro
-needs:
+The convention: the first fenced code block GitHub shows (github.reading: one inside an
+HTML comment or an HTML block is raw HTML, never a repro) whose info string is
+``python`` (or ``py``) and whose first line is ``# repromatrix``, optionally followed by
+the packages the repro needs:
 
     ```python
     # repromatrix: transformers peft==0.17.1
@@ -27,12 +28,12 @@ from dataclasses import dataclass
 from packaging.requirements import InvalidRequirement, Requirement
 
 from repromatrix.errors import UserError
+from repromatrix.github.reading import code_blocks
 from repromatrix.matrix.pins import PinKind, pin_text
 from repromatrix.probe.check import parse_pin_option
 
 MARKER = "# repromatrix"
 MAX_REPRO = 50_000  # characters of a repro block
-_FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 _DEPENDENCIES = re.compile(r"(?ms)^#\s*dependencies\s*=\s*\[(?P<items>.*?)\]")
 _QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'")
 
@@ -50,6 +51,10 @@ class Repro:
     def digest(self) -> str:
         return code_digest(self.code)
 
+    def head(self, lines: int = 10, width: int = 200) -> list[str]:
+        """The code's first lines (each cut to ``width``): what an approval reply quotes."""
+        return [line[:width] for line in self.code.split("\n")[:lines]]
+
 
 def code_digest(code: str) -> str:
     """What an approval records and a run is checked against: the sha256 of the block."""
@@ -57,28 +62,9 @@ def code_digest(code: str) -> str:
 
 
 def fenced_blocks(text: str) -> list[tuple[str, str]]:
-    """(info string, content) of every fenced code block, in order (CommonMark's
-    backtick and tilde fences; an unclosed block runs to the end)."""
-    blocks: list[tuple[str, str]] = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        opening = _FENCE.match(lines[i])
-        if not opening:
-            i += 1
-            continue
-        fence, info = opening.group("fence"), opening.group("info").strip()
-        body: list[str] = []
-        i += 1
-        while i < len(lines):
-            stripped = lines[i].strip()
-            if stripped.startswith(fence[0] * len(fence)) and not stripped.strip(fence[0]):
-                break
-            body.append(lines[i])
-            i += 1
-        blocks.append((info, "\n".join(body) + "\n"))
-        i += 1
-    return blocks
+    """(info string, content) of every code block GitHub shows, in order
+    (github.reading: code inside an HTML comment or an HTML block is none)."""
+    return [(block.info, block.code) for block in code_blocks(text)]
 
 
 def _is_python(info: str) -> bool:

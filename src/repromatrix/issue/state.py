@@ -26,7 +26,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repromatrix.github.hidden import hidden, read_hidden
-from repromatrix.github.markdown import COMMENT_LIMIT, code_block, code_span, cut, inert
+from repromatrix.github.inert import inert
+from repromatrix.github.markdown import COMMENT_LIMIT, code_block, code_span, text
 
 MARKER = "<!-- repromatrix:bot -->"
 STATE_KIND = "state"
@@ -184,7 +185,7 @@ def render(state: State) -> str:
             "",
         ]
     if state.approved is not None:
-        by = inert(" ".join(state.approved.by.split())[:60]) or "a maintainer"
+        by = text(state.approved.by[:60]) or "a maintainer"
         parts += [
             f"_The nightly watch runs the repro approved by {by} ({state.approved.how}, "
             f"{state.approved.at[:10]}): sha256 {code_span(state.approved.sha256[:12])}._",
@@ -228,8 +229,8 @@ def fitted(state: State, limit: int = COMMENT_LIMIT) -> tuple[State, str]:
     body = newest.body
     while len(text) > limit and newest.body:
         over = len(text) - limit
-        room = max(0, len(newest.body) - max(over, len(newest.body) // 4) - len(CUT_NOTE))
-        newest.body = cut(body, room, CUT_NOTE) if room else CUT_NOTE
+        room = max(0, len(newest.body) - max(over, len(newest.body) // 4))
+        newest.body = inert(body, limit=room, note=CUT_NOTE) if room > len(CUT_NOTE) else CUT_NOTE
         text = render(state)
         if room == 0:
             break

@@ -11,14 +11,15 @@ the results; and it is one line naming the gh call, never a traceback.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from repromatrix.errors import UserError
 from repromatrix.gh import GitHub
+from repromatrix.github.authors import DEFAULT_BOTS
 from repromatrix.hunt_table import HUNTS
-from repromatrix.nightly import tracking
+from repromatrix.nightly import hunt_comment, tracking
 from repromatrix.nightly.triage import Triage, triage
 from repromatrix.results import Results, write_json_atomic
 from repromatrix.verdicts.knownissues import Registry
@@ -53,6 +54,9 @@ class FollowOptions:
     # A combination's own runner (matrix.yaml's runner:, as JSON), where it names one: its
     # hunts run there (a 2-GPU combination's bisect on the 2-GPU runner), not on `runner`.
     runners: Mapping[str, str] = field(default_factory=dict)
+    # Whose comments on the tracking issue are the hunts' answers: the workflow's own
+    # bot identity (github/authors.py; .github/repromatrix.yml's issue.bots).
+    bots: Sequence[str] = DEFAULT_BOTS
 
 
 @dataclass
@@ -118,7 +122,9 @@ def _track(
     current = open_[0] if open_ else (closed[0] if closed else None)
     previous = tracking.read_state(str(current.get("body", ""))) if current else None
     number = int(current["number"]) if current else None
-    answers = tracking.answers_in(client.comments(number)) if open_ and number else {}
+    answers = (
+        hunt_comment.answers_in(client.comments(number), options.bots) if open_ and number else {}
+    )
     summary = options.summary.read_text() if options.summary.is_file() else ""
     update = tracking.follow(
         previous,

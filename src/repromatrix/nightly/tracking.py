@@ -17,7 +17,8 @@ with it. nightly/triage.py's caller does the talking to GitHub.
 - *possibly fixed*: a known-broken case passing inside its registered range, listed
   with the exact edit to the registry;
 - *hunts*: bisects and culprit hunts dispatched, with the answer each posted on the
-  issue once it has (a comment that carries ``hunt_marker(key)``).
+  issue once it has (nightly/hunt_comment.py: a comment of the bot's own, its first
+  line the hunt's marker; nobody else's comment speaks for a hunt).
 
 The issue is opened when something fails or needs an edit, updated in place while
 it does, closed with a comment once everything is back to pass / known-broken, and
@@ -26,30 +27,24 @@ reopened when something breaks again.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from repromatrix.github.hidden import hidden, read_hidden
-from repromatrix.github.markdown import COMMENT_LIMIT, code_span, cut, table_cell
+from repromatrix.github.inert import inert
+from repromatrix.github.markdown import COMMENT_LIMIT, code_block, code_span, link, table_cell, text
 from repromatrix.outcomes import FAILURES, CaseStatus, CombinationStatus
 from repromatrix.results import CombinationResult, Results
 from repromatrix.verdicts.causes import by_cause as causes
 from repromatrix.verdicts.causes import combination_cause, failure_cause, new_failures
 
 STATE_SCHEMA = 1
-_HUNT = re.compile(r"<!-- repromatrix:hunt (?P<key>[^>]*?) -->")
 INSTALL = "<install>"  # the "case" of a combination that does not install
 LOST = "<lost>"  # the "case" of a combination whose CI job was lost (its message names the job)
 # A combination that failed before any case: its status -> the "case" it is tracked as.
 NO_CASES = {CombinationStatus.INSTALL_ERROR: INSTALL, CombinationStatus.LOST: LOST}
 MESSAGE_LIMIT = 200
-
-
-def hunt_marker(key: str) -> str:
-    """The line a hunt's comment starts with, so the issue can find its answer."""
-    return f"<!-- repromatrix:hunt {key} -->"
 
 
 @dataclass
@@ -154,17 +149,30 @@ class Update:
         return self.failing or bool(self.possibly_fixed)
 
     def closing_comment(self, night: Night) -> str:
-        fixed = "".join(f"\n- `{f.combination}` `{f.case}`" for f in self.fixed)
-        run = f" ({night.run})" if night.run else ""
-        return (
-            f"Everything is back to pass / known-broken as of the nightly of {night.date}"
+        fixed = "".join(f"\n- {_ids(f)}" for f in self.fixed)
+        run = f" ({link('run', night.run)})" if night.run else ""
+        return _posted(
+            f"Everything is back to pass / known-broken as of the nightly of {text(night.date)}"
             f"{run}.{' Fixed since the last run:' if fixed else ''}{fixed}\n\nClosing; "
-            "the nightly reopens this issue when something breaks again."
+            "the nightly reopens this issue when something breaks again.",
+            night,
         )
 
     def reopening_comment(self, night: Night) -> str:
-        lines = "".join(f"\n- `{f.combination}` `{f.case}`: {f.status}" for f in self.new)
-        return f"Broken again in the nightly of {night.date} ({night.run or 'this run'}):{lines}"
+        lines = "".join(f"\n- {_ids(f)}: {text(f.status)}" for f in self.new)
+        run = link("run", night.run) if night.run else "this run"
+        return _posted(f"Broken again in the nightly of {text(night.date)} ({run}):{lines}", night)
+
+
+def _ids(failure: Failure) -> str:
+    return f"{code_span(failure.combination)} {code_span(failure.case)}"
+
+
+def _posted(markdown: str, night: Night, limit: int = COMMENT_LIMIT) -> str:
+    """What the tracking issue shows, through the one renderer: inert but for this
+    run's own links, within GitHub's limit."""
+    note = "_… cut to fit GitHub's limit: the run's triage.json lists everything._"
+    return inert(markdown, limit=limit, note=note, links=[night.run] if night.run else [])
 
 
 def failures_of(results: Results) -> dict[str, Failure]:
@@ -245,26 +253,6 @@ def _failure_key(hunt: Hunt) -> str:
     return f"{hunt.combination} {hunt.case}"
 
 
-def answers_in(comments: list[dict]) -> dict[str, tuple[str, str]]:
-    """Hunt key -> (the answer's verdict line, the comment's url), from the issue's
-    comments: a hunt's comment carries ``hunt_marker``; its verdict is the report's
-    first bold line (bisect.md and culprit.md open with it)."""
-    found: dict[str, tuple[str, str]] = {}
-    for comment in comments:
-        body = str(comment.get("body", ""))
-        marker = _HUNT.search(body)
-        if marker is None:
-            continue
-        bold = re.search(r"^\*\*(.+?)\*\*\s*$", body, re.MULTILINE)
-        line = bold.group(1) if bold else _first_text_line(body[marker.end() :])
-        found[marker.group("key")] = (_short(line), str(comment.get("url", "")))
-    return found
-
-
-def _first_text_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")
-
-
 def _possibly_fixed(night: Night) -> list[PossiblyFixed]:
     found = []
     for combo in night.results.combinations:
@@ -310,16 +298,17 @@ def _short(text: str) -> str:
 def render(update: Update, night: Night, summary: str = "") -> str:
     """The issue body: state, then what is new, still failing, fixed, possibly fixed
     and hunted, then tonight's summary.md (collapsed; cut first when over GitHub's
-    limit)."""
-    run = f"[run]({night.run})" if night.run else "this run"
+    limit). Everything below the state line goes through the one renderer
+    (github/inert.py): the body keeps only its own links (this run's, the nights'
+    runs, the hunts' answers) and fits GitHub's limit."""
+    run = link("run", night.run) if night.run else "this run"
     head = [
-        update.state.hidden(),
-        f"## Nightly of {night.date}: {len(update.new)} new, {len(update.still)} still "
+        f"## Nightly of {text(night.date)}: {len(update.new)} new, {len(update.still)} still "
         f"failing, {len(update.fixed)} fixed ({run})",
         "",
     ]
     if night.baseline_note:
-        head += [f"> {night.baseline_note}", ""]
+        head += [f"> {text(night.baseline_note)}", ""]
     parts = [
         _new_by_cause(update.new, night.results),
         _table("Still failing", update.still, with_since=True),
@@ -327,14 +316,25 @@ def render(update: Update, night: Night, summary: str = "") -> str:
         _possibly(update.possibly_fixed),
         _hunt_lines(update.state.hunts),
     ]
-    text = "\n".join(head) + "\n".join(p for p in parts if p)
+    body = "\n".join(head) + "\n".join(p for p in parts if p)
     if not update.needs_issue:
-        text += "\nEverything is back to pass / known-broken.\n"
+        body += "\nEverything is back to pass / known-broken.\n"
+    state = update.state.hidden()
+    links = [u for u in [night.run, *_links(update)] if u]
+    room = COMMENT_LIMIT - len(state) - 1
+    shown = inert(
+        body, limit=room - 200 if summary else room, note="_… cut (triage.json)._", links=links
+    )
     if summary:
-        room = COMMENT_LIMIT - len(text) - 200
-        shown = cut(summary, max(room, 0), "\n\n(cut)")
-        text += f"\n<details><summary>Tonight's summary</summary>\n\n{shown}\n\n</details>\n"
-    return cut(text, COMMENT_LIMIT)
+        folded = inert(summary, limit=max(room - len(shown) - 100, 0), note="(cut)")
+        shown += f"\n\n<details><summary>Tonight's summary</summary>\n\n{folded}\n\n</details>"
+    return f"{state}\n{shown}\n"
+
+
+def _links(update: Update) -> list[str]:
+    """The links the body makes itself: each failure's first night, each hunt's answer."""
+    failures = [f.since_run for f in [*update.new, *update.still, *update.fixed]]
+    return [*failures, *(h.answer_url for h in update.state.hunts)]
 
 
 def by_cause(new: list[Failure], results: Results) -> list[tuple[str, list[Failure]]]:
@@ -357,7 +357,7 @@ def _new_by_cause(new: list[Failure], results: Results) -> str:
     for said, failures in groups:
         statuses = Counter(f.status for f in failures)
         counted = ", ".join(f"{n} {status}" for status, n in statuses.most_common())
-        covered = ", ".join(f"{code_span(f.combination)} {code_span(f.case)}" for f in failures[:8])
+        covered = ", ".join(_ids(f) for f in failures[:8])
         more = f" (+{len(failures) - 8})" if len(failures) > 8 else ""
         lines.append(f"- {code_span(said)}: {counted}: {covered}{more}")
     return "\n".join([*lines, ""]) + "\n"
@@ -374,8 +374,8 @@ def _table(title: str, failures: list[Failure], *, with_since: bool) -> str:
     rule = "|---|---|---|---|---|" if with_since else "|---|---|---|---|"
     rows = []
     for f in failures:
-        since = f"[{f.since}]({f.since_run})" if f.since_run else (f.since or "before tracking")
-        cells = [f"`{f.combination}`", f"`{table_cell(f.case)}`", f.status]
+        since = link(f.since, f.since_run) if f.since_run else text(f.since or "before tracking")
+        cells = [code_span(f.combination, cell=True), code_span(f.case, cell=True), text(f.status)]
         cells += [since] if with_since else []
         rows.append("| " + " | ".join([*cells, table_cell(f.message)]) + " |")
     return "\n".join([f"### {title}", "", head, rule, *rows, ""]) + "\n"
@@ -384,7 +384,7 @@ def _table(title: str, failures: list[Failure], *, with_since: bool) -> str:
 def _fixed(fixed: list[Failure]) -> str:
     if not fixed:
         return ""
-    lines = [f"- `{f.combination}` `{f.case}` (failing since {f.since or '?'})" for f in fixed]
+    lines = [f"- {_ids(f)} (failing since {text(f.since or '?')})" for f in fixed]
     return "\n".join(["### Fixed since the last run", "", *lines, ""]) + "\n"
 
 
@@ -393,12 +393,11 @@ def _possibly(found: list[PossiblyFixed]) -> str:
         return ""
     lines = ["### Possibly fixed: known issues that passed inside their range", ""]
     for p in found:
+        diff = code_block(p.edit, "diff").rstrip("\n").split("\n")
         lines += [
-            f"- `{p.combination}` `{p.case}` passes ({p.link}); narrow the range:",
+            f"- {_ids(p)} passes ({text(p.link)}); narrow the range:",
             "",
-            "  ```diff",
-            *("  " + line for line in p.edit.splitlines()),
-            "  ```",
+            *("  " + line for line in diff),
         ]
     return "\n".join([*lines, ""]) + "\n"
 
@@ -409,11 +408,15 @@ def _hunt_lines(hunts: list[Hunt]) -> str:
     lines = ["### Hunts", ""]
     for h in hunts:
         answer = (
-            f"**{h.answer}**" + (f" ([comment]({h.answer_url}))" if h.answer_url else "")
+            f"**{text(h.answer)}**"
+            + (f" ({link('comment', h.answer_url)})" if h.answer_url else "")
             if h.answer
             else "waiting for its answer"
         )
-        lines.append(f"- {h.workflow}: {h.what} (`{h.case}`), dispatched {h.dispatched}: {answer}")
+        lines.append(
+            f"- {text(h.workflow)}: {text(h.what)} ({code_span(h.case)}), dispatched "
+            f"{text(h.dispatched)}: {answer}"
+        )
     return "\n".join([*lines, ""]) + "\n"
 
 

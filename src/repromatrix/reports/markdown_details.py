@@ -14,6 +14,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 
+from repromatrix.github.markdown import html_text
 from repromatrix.outcomes import COLLECTION_ID, STATUSES, VERDICTS, Verdict
 from repromatrix.reports.markdown_text import code, code_block, fit, more_note
 from repromatrix.reports.view import (
@@ -71,9 +72,9 @@ def _case_details(combination: CombinationResult, case: CaseResult) -> str:
     elif step is not None:
         why = step.text
     summary = (
-        f"{symbol} <code>{html.escape(combination.id)}</code> · "
-        f"<code>{html.escape(case.id)}</code> · {html.escape(case.status)}"
-        + (f": {html.escape(why)}" if why else "")
+        f"{symbol} <code>{html_text(combination.id)}</code> · "
+        f"<code>{html_text(case.id)}</code> · {html_text(case.status)}"
+        + (f": {html_text(why)}" if why else "")
     )
     body = []
     message = case.message.strip()
@@ -103,8 +104,8 @@ def _install_details(combination: CombinationResult) -> str:
     symbol = VERDICTS[Verdict.INSTALL_ERROR].symbol
     message = combination.message.strip()
     summary = (
-        f"{symbol} <code>{html.escape(combination.id)}</code> · install-error: "
-        f"{html.escape(first_line(message, 160))}"
+        f"{symbol} <code>{html_text(combination.id)}</code> · install-error: "
+        f"{html_text(first_line(message, 160))}"
     )
     requested = ", ".join(f"{p} {v}" for p, v in combination.requested.items())
     body = (
@@ -167,9 +168,9 @@ def _known_broken(
     case_id, link = key
     where = f"{len(combinations)} combination" + ("s" if len(combinations) > 1 else "")
     summary = (
-        f"🐛 <code>{html.escape(case_id)}</code>: "
+        f"🐛 <code>{html_text(case_id)}</code>: "
         f'<a href="{html.escape(link)}">{html.escape(_link_text(link))}</a>'
-        + (f" {html.escape(note)}" if note else "")
+        + (f" {html_text(note)}" if note else "")
         + f" — in {where}"
     )
     error = first_line(case.message, 300)

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from repromatrix import procs
-from repromatrix.github.markdown import table_cell
+from repromatrix.github.markdown import code_block, details, table_cell
 from repromatrix.hunts.release_record import ReleaseRecord
 from repromatrix.hunts.rerun import refusal_line
 from repromatrix.redact import redact, redact_text
@@ -269,7 +269,7 @@ def markdown(record: BisectRecord, *, script_text: str | None = None) -> str:
             f"| {step.seconds:.1f} |{when} {table_cell(redact_text(step.detail))} |"
         )
     lines += ["", "<details>", "<summary>command and environment</summary>", "", "Reproduce with:"]
-    lines += ["", "```sh", redact_text(record.command), "```", ""]
+    lines += ["", code_block(redact_text(record.command), "sh")]
     env = record.environment
     facts = [
         ("python", env.get("python")),
@@ -290,8 +290,8 @@ def markdown(record: BisectRecord, *, script_text: str | None = None) -> str:
             if len(script_text) <= SCRIPT_INLINE_LIMIT
             else (script_text[:SCRIPT_INLINE_LIMIT] + "\n# ... (cut)")
         )
-        lines += ["", "<details>", f"<summary>{name}</summary>", "", "```python"]
-        lines += [redact_text(shown).rstrip("\n"), "```", "", "</details>"]
+        # The script's fence outgrows any backtick run in it ("```\t" closed a fixed one).
+        lines += ["", details(str(name), code_block(redact_text(shown), "python")).rstrip("\n")]
     lines += ["", f"bisected with repromatrix {record.repromatrix}", "", "</details>", ""]
     return "\n".join(lines)
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repromatrix.github.markdown import table_cell
+from repromatrix.github.markdown import code_block, table_cell
 from repromatrix.hunts.bisect.report import duration
 from repromatrix.redact import redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
@@ -141,7 +141,7 @@ def markdown(record: CulpritRecord) -> str:
     lines += ["| package | good | bad |", "|---|---|---|"]
     for change in record.changed:
         lines.append(f"| {change['package']} | {change['good'] or '-'} | {change['bad'] or '-'} |")
-    lines += ["", "</details>", "", "Reproduce:", "", "```", record.command, "```", ""]
+    lines += ["", "</details>", "", "Reproduce:", "", code_block(record.command)]
     if record.index:
         shown = "; ".join(
             f"{key}: {', '.join(value) if isinstance(value, list) else value}"

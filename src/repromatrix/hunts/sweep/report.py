@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repromatrix.github.markdown import table_cell
+from repromatrix.github.markdown import code_block, table_cell
 from repromatrix.hunts.release_record import ReleaseRecord
 from repromatrix.hunts.rerun import refusal_line
 from repromatrix.redact import URL_CREDENTIALS, redact, redact_text
@@ -178,7 +178,7 @@ def markdown(record: SweepRecord, script_text: str | None = None) -> str:
             f"`uv run {next(iter(record.reproducers.values()))}`.",
         ]
     lines += ["", "<details>", "<summary>command and environment</summary>", "", "Reproduce with:"]
-    lines += ["", "```", record.command, "```", ""]
+    lines += ["", code_block(record.command)]
     if record.index:
         shown = "; ".join(
             f"{key}: {', '.join(value) if isinstance(value, list) else value}"
@@ -188,7 +188,7 @@ def markdown(record: SweepRecord, script_text: str | None = None) -> str:
     if record.python:
         lines.append(f"Python: {record.python}")
     if script_text is not None:
-        lines += ["", "```python", redact_text(script_text).rstrip("\n"), "```"]
+        lines += ["", code_block(redact_text(script_text), "python").rstrip("\n")]
     lines += ["", f"swept with repromatrix {record.repromatrix}", "", "</details>", ""]
     return "\n".join(lines)
 
