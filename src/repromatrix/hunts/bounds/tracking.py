@@ -8,8 +8,8 @@
 
 It reads bounds.json as data (record.read_record validates it: the job that wrote it
 ran third-party releases and, on a pull request, the pull request's code) and renders
-the text itself; everything quoted goes through code spans and ``inert``. It runs
-nothing of the record.
+the text itself, through the one inert renderer (github/inert.py). It runs nothing of
+the record.
 """
 
 from __future__ import annotations
@@ -21,14 +21,15 @@ from pathlib import Path
 
 from repromatrix.errors import UserError
 from repromatrix.gh import GitHub, IssueComments
+from repromatrix.github import markdown as md
+from repromatrix.github.authors import DEFAULT_BOTS, written_by
 from repromatrix.github.hidden import hidden, read_hidden
-from repromatrix.github.markdown import COMMENT_LIMIT, cut, inert
+from repromatrix.github.inert import inert
 from repromatrix.hunts.bounds.record import BoundsRecord, read_record
 from repromatrix.hunts.bounds.report import markdown
 
 LABEL = "bounds"
 KIND = "bounds"
-BOTS = ("github-actions[bot]",)  # who the workflow's token comments as
 
 
 def record_in(folder: Path) -> BoundsRecord:
@@ -44,11 +45,14 @@ def record_in(folder: Path) -> BoundsRecord:
 
 def body(record: BoundsRecord, run_url: str = "") -> str:
     """The issue body or comment: the hidden line naming the target, then summary.md
-    rendered from the record (inert), within GitHub's limit."""
+    rendered from the record through the one inert renderer (github/inert.py), within
+    GitHub's limit (cut, it says where the whole report is), and the run's link."""
     first = hidden(KIND, {"target": record.name})
-    run = f"\n\nFrom {inert(run_url)}." if run_url else ""
-    text = inert(markdown(record)) + run
-    return cut(f"{first}\n{text}", COMMENT_LIMIT - 100)
+    run = f"\n\nFrom {md.link('this run', run_url)}." if run_url else ""
+    note = "The rest is cut here: the whole report is the run's `bounds` artifact."
+    room = md.COMMENT_LIMIT - len(first) - len(run) - 2
+    shown = inert(markdown(record), limit=room, note=note, links=[run_url] if run_url else [])
+    return f"{first}\n{shown}{run}"
 
 
 @dataclass(frozen=True)
@@ -77,21 +81,21 @@ def track(record: BoundsRecord, github: GitHub, *, run_url: str = "", say=print)
     """Open, update or close the target's tracking issue."""
     action = tracking_action(record, github.issues(LABEL, state="all"))
     with tempfile.TemporaryDirectory(prefix="repromatrix-bounds-") as folder:
-        text = Path(folder) / "body.md"
-        text.write_text(body(record, run_url))
+        written = Path(folder) / "body.md"
+        written.write_text(body(record, run_url))
         if action.verb == "open":
             title = f"Declared bounds of {record.name} are wrong"
-            github.create_issue(title=title, label=LABEL, body=text)
+            github.create_issue(title=title, label=LABEL, body=written)
         elif action.verb in ("update", "close"):
             assert action.issue is not None
-            github.edit_body(action.issue, text)
+            github.edit_body(action.issue, written)
         if action.verb == "close":
             assert action.issue is not None
             closing = Path(folder) / "closing.md"
             closing.write_text(
-                f"Every declared bound of {record.name} holds again"
-                + (f" ({inert(run_url)})" if run_url else "")
-                + "; closing. bounds.yml reopens one when a bound goes wrong."
+                f"Every declared bound of {md.text(record.name)} holds again"
+                + (f" ({md.link('this run', run_url)})" if run_url else "")
+                + "; closing. bounds.yml opens one again when a bound goes wrong."
             )
             github.post(action.issue, closing)
             github.close(action.issue)
@@ -101,13 +105,12 @@ def track(record: BoundsRecord, github: GitHub, *, run_url: str = "", say=print)
 
 def comment(
     record: BoundsRecord, comments: IssueComments, pull: int, *, run_url: str = "",
-    say: Callable[[str], None] = print,
+    bots: tuple[str, ...] = DEFAULT_BOTS, say: Callable[[str], None] = print,
 ) -> None:  # fmt: skip
     """The table on pull request ``pull``: this target's comment edited, else a new one."""
     text = body(record, run_url)
     for existing in comments.comments(pull):
-        user = existing.get("user") if isinstance(existing.get("user"), dict) else {}
-        if user.get("login") not in BOTS:
+        if not written_by(existing, bots):
             continue  # only the workflow's own comment: anyone can write a look-alike
         if _target(str(existing.get("body") or "")) == record.name and existing.get("id"):
             comments.edit(int(existing["id"]), text)
