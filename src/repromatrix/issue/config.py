@@ -14,6 +14,8 @@ passes in the environment.
       bots: [github-actions[bot]]     # the logins the workflow's token comments as: the
                                       # bot comment, approvals and the tracking issue's
                                       # hunt answers are read from these only (github/authors.py)
+      confinement: required           # or optional: where bubblewrap is missing, repros
+                                      # run unconfined instead of being refused
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from repromatrix.errors import UserError, key_path
 from repromatrix.github.authors import BOT_LOGIN, DEFAULT_BOTS
+from repromatrix.matrix.validation import validate
 from repromatrix.probe.check import parse_pin_option
 
 CONFIG_FILE = Path(".github/repromatrix.yml")
@@ -49,6 +53,9 @@ class IssueSettings(BaseModel):
     minutes: int = Field(60, ge=1, le=360)
     pins: list[str] = []
     bots: list[str] = Field(default_factory=lambda: list(DEFAULT_BOTS), min_length=1, max_length=10)
+    # The run job confines the repro (issue/confine.py) and refuses where it cannot;
+    # "optional" runs it unconfined there instead (the maintainer's choice, said in the log).
+    confinement: Literal["required", "optional"] = "required"
 
     @field_validator("bots")
     @classmethod
@@ -88,12 +95,8 @@ def load_settings(path: Path = CONFIG_FILE, environ: dict[str, str] | None = Non
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected a mapping with an 'issue:' key")
     section = data.get("issue") or {}
-    try:
-        settings = IssueSettings.model_validate(section)
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = key_path(("issue", *first["loc"]))
-        raise UserError(f"{path}: {where}: {first['msg']}") from None
+    # One line naming the file, the key and the value, as for matrix.yaml.
+    settings = validate(IssueSettings, section, str(path), ("issue",))
     listed = (environ if environ is not None else os.environ).get(TRUSTED_VARIABLE, "")
     extra = [login for login in re.split(r"[\s,]+", listed) if login]
     if extra:

@@ -58,6 +58,8 @@ class Job(BaseModel):
     watched: list[str] = Field(default_factory=list, max_length=40)  # the watch follows these
     source: Literal["comment", "issue", "case"] = "comment"
     timeout: float = Field(gt=0, le=6 * 3600)  # one probe's time limit, seconds
+    # Whether the run job may run it unconfined where it cannot confine (settings').
+    confinement: Literal["required", "optional"] = "required"
 
     def repro_name(self) -> str:
         return f"repro-{self.issue}.py"
@@ -155,6 +157,7 @@ def make_job(
         watched=repro.packages() if repro else [],
         source="case" if command.case else (repro.source if repro else "comment"),  # type: ignore[arg-type]
         timeout=settings.minutes * 60.0,
+        confinement=settings.confinement,
     )
 
 

@@ -74,6 +74,7 @@ def watch_job(candidate: Candidate, settings: IssueSettings) -> Job:
         watched=candidate.repro.packages(),
         source="issue",
         timeout=settings.minutes * 60.0,
+        confinement=settings.confinement,
     )
 
 
