@@ -28,7 +28,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from repromatrix.errors import UserError, key_path
+from repromatrix.errors import UserError
 from repromatrix.github.authors import BOT_LOGIN, DEFAULT_BOTS
 from repromatrix.matrix.validation import validate
 from repromatrix.probe.check import parse_pin_option
