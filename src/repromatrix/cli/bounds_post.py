@@ -1,19 +1,22 @@
 """``repromatrix bounds-post``: a bounds record on GitHub (bounds.yml's post job).
 
     repromatrix bounds-post REPORT (--tracking | --comment PR) [--repo OWNER/NAME]
-                            [--run-url URL]
+                            [--run-url URL] [--bot LOGIN ...]
 
 REPORT: bounds.json, its folder, or the folder holding one hunt's folder (the
 workflow's artifact). ``--tracking`` opens, updates or closes the target's tracking
-issue; ``--comment PR`` puts the table on a pull request (edited in place). It reads
-the record as data and runs nothing of it. Exit status: 0 posted, 2 bad input or a
-gh failure (one line).
+issue; ``--comment PR`` puts the table on a pull request (edited in place, and only a
+comment the bot wrote: --bot, else .github/repromatrix.yml's issue.bots, else
+github-actions[bot]). It reads the record as data and runs nothing of it. Exit status:
+0 posted, 2 bad input or a gh failure (one line).
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+
+from repromatrix.cli.bots import add_bot_option, bot_logins
 
 COMMANDS = ("bounds-post",)  # what add_commands adds (cli/app.py builds only its group)
 
@@ -32,6 +35,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     where.add_argument("--comment", type=int, metavar="PR", help="comment the table on this PR")
     post.add_argument("--repo", help="OWNER/NAME (default: gh's, from the checkout)")
     post.add_argument("--run-url", default="", help="the workflow run, linked in the text")
+    add_bot_option(post, whose="whose pull-request comment is the bounds comment to edit")
 
 
 def run_command(args: argparse.Namespace) -> int | None:
@@ -50,5 +54,6 @@ def run_command(args: argparse.Namespace) -> int | None:
             from repromatrix.errors import UserError
 
             raise UserError("--comment needs --repo OWNER/NAME")
-        comment(record, IssueComments(repo), args.comment, run_url=args.run_url)
+        bots = tuple(bot_logins(args.bot))
+        comment(record, IssueComments(repo), args.comment, run_url=args.run_url, bots=bots)
     return 0

@@ -95,6 +95,26 @@ def test_the_pull_request_comment_is_edited_in_place(tmp_path: Path, gh: GhDoubl
     assert any(c["body"].endswith("fake") for c in bodies)
 
 
+def test_the_comment_edited_is_only_the_named_bots(tmp_path: Path, gh: GhDouble, capsys) -> None:
+    """--bot names the workflows' identity (a GitHub App's, say): a comment by any other
+    login, github-actions[bot] included, is then a look-alike, never edited."""
+    gh.add_issue(7, title="a pull request")
+    marker = hidden("bounds", {"target": "mylib"})
+    other = gh.add_comment(7, f"{marker}\nold", login="github-actions[bot]")
+    args = ("--comment", "7", "--repo", "owner/repo", "--bot", "repro-app[bot]")
+    assert post(tmp_path, record(wrong=True), *args) == 0
+    by_id = {c["id"]: c["body"] for c in gh.comments(7)}
+    assert len(by_id) == 2 and by_id[other].endswith("old")
+    assert "commented the bounds table on #7" in capsys.readouterr().out
+    # A login that is no bot's is one line, exit 2, nothing posted.
+    calls = len(gh.calls())
+    bad = ("--comment", "7", "--repo", "o/r", "--bot", "eve")
+    assert post(tmp_path, record(wrong=True), *bad) == 2
+    err = capsys.readouterr().err
+    assert "--bot 'eve': not a bot login (NAME[bot])" in err and len(err.strip().splitlines()) == 1
+    assert len(gh.calls()) == calls
+
+
 def test_tracking_decisions() -> None:
     issue = {"number": 3, "state": "OPEN", "body": "<!-- not ours -->"}
     assert tracking_action(record(True), [issue]).verb == "open"
