@@ -1,6 +1,7 @@
 """``repromatrix bounds-post``: a bounds record on GitHub through the gh double: the
 tracking issue opened, updated and closed; the pull-request comment edited in place,
-never someone else's look-alike; quoted text inert; a forged record one line."""
+never someone else's look-alike; quoted text inert; a forged record one line;
+reports/bounds-cpu exactly what the code renders from its records."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from support.gh_double import GhDouble
 
 from repromatrix.cli import app
 from repromatrix.github.hidden import hidden
-from repromatrix.hunts.bounds.record import BoundsRecord, DependencyRecord, EndRecord
+from repromatrix.hunts.bounds.record import BoundsRecord, DependencyRecord, EndRecord, read_record
 from repromatrix.hunts.bounds.report import write
 from repromatrix.hunts.bounds.tracking import tracking_action
 from repromatrix.outcomes import BoundVerdict
@@ -147,3 +148,23 @@ def test_a_forged_record_is_one_line(
     err = capsys.readouterr().err
     assert said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert gh.calls() == []
+
+
+COMMITTED = sorted((Path(__file__).parents[3] / "reports").glob("bounds-*/*/bounds.json"))
+
+
+@pytest.mark.parametrize("committed", COMMITTED, ids=lambda path: path.parent.name)
+def test_the_committed_reports_are_what_the_code_writes_from_their_record(
+    tmp_path: Path, committed: Path
+) -> None:
+    """reports/bounds-cpu is a real run's output: its summary.md and pyproject.diff are
+    what report.write renders from its bounds.json today, byte for byte."""
+    write(tmp_path, read_record(committed))
+    kept = sorted(p.name for p in committed.parent.iterdir() if p.is_file())
+    assert kept == sorted(p.name for p in tmp_path.iterdir())
+    for name in kept:
+        assert (tmp_path / name).read_text() == (committed.parent / name).read_text(), name
+
+
+def test_there_are_committed_reports() -> None:
+    assert len(COMMITTED) >= 3
