@@ -68,3 +68,6 @@ def options(args: argparse.Namespace) -> BoundsOptions:
         jobs=args.jobs,
         json=args.json,
     )
+
+
+runner = hunting.prober

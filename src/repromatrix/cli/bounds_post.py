@@ -41,7 +41,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 def run_command(args: argparse.Namespace) -> int | None:
     if args.command != "bounds-post":
         return None
-    from repromatrix.gh import GitHub, IssueComments
+    from repromatrix.github.client import GitHub, IssueComments
     from repromatrix.github.repository import repository_name
     from repromatrix.hunts.bounds.tracking import comment, record_in, track
 

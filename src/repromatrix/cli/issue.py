@@ -84,7 +84,7 @@ def run_command(args: argparse.Namespace) -> int | None:
         allowed = repro_environment(os.environ)
         sys.stdout.write("".join(f"{name}={value}\0" for name, value in allowed.items()))
         return 0
-    from repromatrix.gh import IssueComments
+    from repromatrix.github.client import IssueComments
     from repromatrix.issue.bot import acknowledge, post_answers
     from repromatrix.issue.plan import read_plan
     from repromatrix.issue.run import run_issue, run_plan
@@ -106,7 +106,7 @@ def run_command(args: argparse.Namespace) -> int | None:
 
 
 def _parse(args: argparse.Namespace) -> int:
-    from repromatrix.gh import IssueComments
+    from repromatrix.github.client import IssueComments
     from repromatrix.github.repository import repository_name
     from repromatrix.issue.bot import watch_plan
     from repromatrix.issue.config import load_settings

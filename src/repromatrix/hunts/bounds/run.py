@@ -26,7 +26,6 @@ from rich.console import Console
 from rich.text import Text
 
 from repromatrix import procs
-from repromatrix.console import plain_console
 from repromatrix.environment.source_tree import source_tree
 from repromatrix.hunts.bounds import resolution
 from repromatrix.hunts.bounds.answers import Answer, End, Judgement
@@ -37,25 +36,20 @@ from repromatrix.hunts.bounds.probing import CellMaker
 from repromatrix.hunts.bounds.record import BoundsRecord, DependencyRecord, EndRecord, Run
 from repromatrix.hunts.bounds.report import console_table, headline, pyproject_diff
 from repromatrix.hunts.bounds.report import write as write_report
+from repromatrix.hunts.hunt import Hunt, Voice, run_hunt, took_by_cell
 from repromatrix.hunts.rerun import reproducible
 from repromatrix.probe.prober import CellProber, Prober
 from repromatrix.results import ResultsDir, utc_now
 
 # A caller of run_bounds takes its options from here too (cli).
-__all__ = ["BoundsOptions", "plan", "run", "run_bounds"]
+__all__ = ["BOUNDS", "BoundsOptions", "plan", "run", "run_bounds"]
 
 WRONG = 1  # exit status: a declared bound is wrong, or could not be judged
 
 
-def run(
-    checked: Plan,
-    prober: Prober,
-    *,
-    console: Console | None = None,
-    say: Callable[[str], None] = print,
-) -> tuple[BoundsRecord, int]:
+def run(checked: Plan, prober: Prober, voice: Voice) -> tuple[BoundsRecord, int]:
     """Run a planned hunt; returns the record written and the exit status."""
-    show = console or plain_console(stderr=True)
+    show, say = voice.show, voice.say
     options, target = checked.options, checked.target
     clock = time.monotonic()
     record = BoundsRecord(
@@ -125,10 +119,19 @@ def run_bounds(
     console: Console | None = None,
     say: Callable[[str], None] = print,
 ) -> tuple[BoundsRecord, int]:
-    """Plan and run the hunt (``prober``: default, cells from the default store)."""
-    procs.reset_cancelled()
-    checked = plan(options)
-    return run(checked, prober or CellProber(), console=console, say=say)
+    """Plan and run the hunt on the one road (``prober``: default, cells from the
+    default store); for callers without a command line (benchmarks/bench_bounds.py)."""
+    voice = Voice(say=say, console=console)
+    return run_hunt(BOUNDS, options, prober or CellProber(), voice)
+
+
+def _plan(options: BoundsOptions, _voice: Voice) -> Plan:
+    return plan(options)
+
+
+BOUNDS: Hunt[BoundsOptions, Plan, BoundsRecord, Prober] = Hunt(
+    "bounds", _plan, run, took_by_cell
+)
 
 
 def _fill(record: BoundsRecord, judged: Judgement) -> None:

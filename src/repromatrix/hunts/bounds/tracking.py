@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repromatrix.errors import UserError
-from repromatrix.gh import GitHub, IssueComments
 from repromatrix.github import markdown as md
 from repromatrix.github.authors import DEFAULT_BOTS, written_by
+from repromatrix.github.client import GitHub, IssueComments
 from repromatrix.github.hidden import hidden, read_hidden
 from repromatrix.github.inert import inert
 from repromatrix.hunts.bounds.record import BoundsRecord, read_record
