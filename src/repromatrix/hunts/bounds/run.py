@@ -129,9 +129,7 @@ def _plan(options: BoundsOptions, _voice: Voice) -> Plan:
     return plan(options)
 
 
-BOUNDS: Hunt[BoundsOptions, Plan, BoundsRecord, Prober] = Hunt(
-    "bounds", _plan, run, took_by_cell
-)
+BOUNDS: Hunt[BoundsOptions, Plan, BoundsRecord, Prober] = Hunt("bounds", _plan, run, took_by_cell)
 
 
 def _fill(record: BoundsRecord, judged: Judgement) -> None:
