@@ -1,7 +1,8 @@
 """What makes a merge of thousands of combinations fast keeps its promises: a file
 copied as it was written unless it may hold a secret (then masked value by value, a
 quote or backslash in the secret included), results.json in a layout that json's C
-encoder writes and any JSON reader reads."""
+encoder and pydantic's serializer write alike (compact, one object a line) and any JSON
+reader reads."""
 
 from __future__ import annotations
 
@@ -56,6 +57,22 @@ def test_the_json_redactor_finds_secrets_as_json_spells_them(monkeypatch) -> Non
     assert not found.may_hold_secrets(json.dumps({"m": "nothing to see", "n": 123456789}))
 
 
+@pytest.mark.parametrize(
+    "spell",
+    [
+        lambda s: json.dumps(s)[1:-1],  # ASCII, as the results files are written
+        lambda s: json.dumps(s, ensure_ascii=False)[1:-1],  # as older versions wrote them
+        # pydantic's serializer, as model_text writes each combination (DEL left raw)
+        lambda s: CaseResult(id="x", status="failed", message=s).model_dump_json(ensure_ascii=True),
+    ],
+    ids=["ascii", "unicode", "serializer"],
+)
+def test_a_non_ascii_secret_is_found_however_the_file_spells_it(monkeypatch, spell) -> None:
+    secret = 'p\u00e4ss"w\x7f\u2603rd-1234'  # non-ASCII, a quote and DEL
+    monkeypatch.setenv("DB_PASSWORD", secret)
+    assert redact.json_redactor().may_hold_secrets(spell(secret))
+
+
 def test_a_merged_copy_is_the_file_as_written_or_masked(tmp_path, monkeypatch) -> None:
     plain = _job(tmp_path / "a", "a")
     # A job elsewhere wrote the value of a variable that is secret here (the merge's).
@@ -77,7 +94,7 @@ def test_results_json_is_one_line_a_combination_and_reads_back(tmp_path) -> None
     text = (tmp_path / "merged" / "results.json").read_text()
     lines = text.splitlines()
     assert lines[0] == "{" and lines[-1] == "}"
-    assert sum(1 for line in lines if line.startswith('    {"id": "c')) == 3
+    assert sum(1 for line in lines if line.startswith('    {"id":"c')) == 3
     assert load_results(tmp_path / "merged").dump() == merged.dump()
 
 
