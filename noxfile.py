@@ -17,6 +17,9 @@
     nox -s atlas [-- --budget N --jobs N --wheelhouse DIR]
                                       the compatibility atlas: every pair of the atlas:
                                       block's releases, localised; reports/atlas/
+    nox -s bounds -- TARGET (--case ID | --script F.py) [--only DEP ...] [--json]
+                                      TARGET's declared dependency ranges, tested
+                                      (a folder or NAME==VERSION); reports/bounds/
     nox -s report [-- --results DIR --baseline FILE --issue N]
                                       re-render reports from stored results (runs nothing)
     nox -s tests                      the harness's own tests
