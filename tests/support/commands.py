@@ -43,7 +43,7 @@ HARNESS = {
 }
 # tests/workflows/test_nightly_dry_run.py runs the documented dry-run line for real;
 # lock runs uv pip compile (tests/test_install_lock.py checks what it wrote).
-NOT_HARNESS = {"tests", "tests-fast", "lint", "lock"}
+NOT_HARNESS = {"tests", "tests-fast", "tests-unit", "lint", "lock"}
 
 # A path before the program has at least one character before its slash
 # (.venv/bin/repromatrix): "/repromatrix sweep ..." is an issue comment's command

@@ -53,6 +53,7 @@ RESERVED_IDS = frozenset(
         "matrix",
         "tests",
         "tests-fast",
+        "tests-unit",
         "lint",
         "report",
         "clean",
