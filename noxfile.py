@@ -118,6 +118,13 @@ def matrix(session: nox.Session) -> None:
 
 
 @nox.session(python=False)
+def clean(session: nox.Session) -> None:
+    """Prune the environment store, least recently used first, never a cell in use:
+    nox -s clean -- [--keep-days N] [--max-size SIZE] [--env-dir DIR]."""
+    harness(session, "gc", *session.posargs)
+
+
+@nox.session(python=False)
 def report(session: nox.Session) -> None:
     """Re-render reports/latest/ from its results (runs nothing):
     nox -s report -- [--results DIR] [--baseline FILE] [--issue N] [--known-issues FILE]."""

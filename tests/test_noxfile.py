@@ -64,6 +64,7 @@ def test_a_broken_matrix_is_one_line_and_a_non_zero_exit(repo_root, tmp_path):
         "check",
         "culprit",
         "nightly-dry-run",
+        "clean",
     ],
 )
 def test_named_sessions_have_a_description(repo_root, session):
@@ -168,6 +169,12 @@ def test_a_nox_without_uv_says_nothing_extra_from_the_second_call_on(repo_root, 
         assert "Requirement already satisfied" not in output
     assert "installing the harness's requirements" in said[0]
     assert "installing" not in said[1] and "tf4.56-peft0.17" in said[1]
+
+
+def test_clean_session_runs_gc_on_the_store_it_is_given(repo_root, tmp_path):
+    done = nox(repo_root, "-s", "clean", "--", "--env-dir", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "gc: removed 0 environments (0 B); 0 left (0 B)" in done.stdout + done.stderr
 
 
 def test_the_unit_tier_names_test_files_that_exist(repo_root):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -531,3 +532,31 @@ def test_the_console_says_a_yanked_release_is_skipped_and_a_long_error_once(
     assert error[:100] in bad_lines[0] and len(bad_lines[0]) < 240  # cut, on one line
     assert all("the same as 2.0.0" in line for line in bad_lines[1:])
     assert all(s.detail == error for s in record.steps if s.outcome == "bad")
+
+
+def test_the_record_says_which_source_and_when_it_moved_during_the_hunt(
+    tmp_path: Path, index: str, script: Path
+) -> None:
+    """A folder pin's tree (commit, dirty, digest) is in bisect.json and bisect.md; an
+    edit while the bisect runs is said, as the answer then mixes two trees."""
+    truth = {v: ProbeOutcome.GOOD if Version(v) < Version("1.3.0") else ProbeOutcome.BAD
+             for v in RELEASES}  # fmt: skip
+    tested: list[str] = []
+    fake = fake_prober(truth, tested)
+    tree = {"path": ".", "commit": "abc1234" + "0" * 33, "dirty": False}
+
+    def prober(trial):
+        seen = fake(trial)
+        edited = len(tested) > 3  # the user saves a file after the third probe
+        digest = "sha256:" + ("b" if edited else "a") * 64
+        sources = {"mylib": {**tree, "digest": digest, "dirty": edited}}
+        return Observation(seen.outcome, seen.detail, 1.0, replace(seen.cell, sources=sources))
+
+    run_hunt(BISECT, options(tmp_path, script, "1.0.0", "2.0.0"), prober, Voice(say=print))
+    folder = tmp_path / "reports" / "bisect" / "tiny-pkg-1.0.0-2.0.0"
+    data = json.loads((folder / "bisect.json").read_text())
+    assert data["sources"]["mylib"]["digest"] == "sha256:" + "a" * 64
+    assert data["sources_changed"] == ["mylib abc1234 -> abc1234 + edits"]
+    text = (folder / "bisect.md").read_text()
+    assert "- your source: `mylib . abc1234, sha256:aaaaaaaaaaaa`" in text
+    assert "**your source changed during this hunt** (mylib abc1234 -> abc1234 + edits)" in text

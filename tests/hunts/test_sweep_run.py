@@ -416,3 +416,26 @@ def test_an_interrupted_sweep_says_interrupted_and_how_far(
     assert "**Interrupted after 3 of 6 releases: 1.0.0 good · 1.1.0–1.1.1 bad**" in text
     assert "3 of 6 releases (all)" in text
     assert "interrupted after 3 of 6 releases" in stdout
+
+
+def test_a_sweep_of_a_folder_pin_names_its_source(
+    tmp_path: Path, wheels: Path, probe: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    source = {"path": ".", "digest": "sha256:" + "9" * 64, "commit": "1234567" + "0" * 33}
+
+    def prober(trial):
+        cell = BuiltCell(identity="f" * 16, resolved={PACKAGE: trial.name},
+                         sources={"mylib": {**source, "dirty": True}})  # fmt: skip
+        return Observation(ProbeOutcome.GOOD, "exit 0", 0.1, cell)
+
+    args = ["sweep", "--package", PACKAGE, "--from", "1.0.0", "--to", "1.1.1"]
+    args += ["--script", str(probe), "--wheelhouse", str(wheels), "--out", "out"]
+    assert cli.main(args, prober=prober) == 0
+    folder = tmp_path / "out" / f"{PACKAGE}-1.0.0-1.1.1"
+    data = json.loads((folder / "sweep.json").read_text())
+    assert data["sources"] == {"mylib": {**source, "dirty": True}}
+    assert data["sources_changed"] == []
+    text = (folder / "sweep.md").read_text()
+    assert "- your source: `mylib . 1234567 + edits, sha256:999999999999`" in text
+    assert "changed during this hunt" not in text

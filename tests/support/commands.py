@@ -36,6 +36,7 @@ from repromatrix.hunt_table import HUNTS
 HARNESS = {
     "matrix": ["run"],
     "report": ["report"],
+    "clean": ["gc"],
     # One session per hunt (hunt_table.py), running its command (and what its row puts first).
     **{row.name: [row.name, *row.session] for row in HUNTS},
     "nightly-dry-run": ["dry-run", "--repromatrix", "."],

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from repromatrix.environment.source_tree import SourceTree
 from repromatrix.outcomes import FAILURES, CaseStatus, CombinationStatus
 from repromatrix.redact import escaped_redactor, redactor
 from repromatrix.reports.view import View, first_line
@@ -137,6 +138,12 @@ def _suite(combination: CombinationResult, clean: Clean) -> tuple[str, dict[str,
         facts[f"requested.{package}"] = combination.requested[package]
         if package in combination.resolved:
             facts[f"resolved.{package}"] = combination.resolved[package]
+    for package, record in combination.environment.sources.items():
+        tree = SourceTree.of_record(package, record)  # built from a folder: which tree
+        facts[f"source.{package}"] = tree.label()
+        facts[f"source.{package}.commit"] = tree.commit or ""
+        facts[f"source.{package}.dirty"] = "true" if tree.dirty else "false"
+        facts[f"source.{package}.digest"] = tree.digest
     properties = [_property(3, name, clean(value)) for name, value in facts.items() if value]
     children = [_parent(2, "properties", {}, properties)]
 

@@ -60,8 +60,10 @@ from repromatrix.verdicts.transitions import (
     Neighbours,
     baseline_transition,
     changed_packages,
+    changed_sources,
     outcome_in,
     raw_outcome,
+    source_change_text,
 )
 
 PASSED = CaseOutcome.PASSED
@@ -345,10 +347,16 @@ def _moved_text(combination: CombinationResult, previous: CombinationResult | No
     if previous is None:
         return ""
     moved = changed_packages(combination, previous)
-    if not moved:
+    sources = changed_sources(combination, previous)
+    if not moved and not sources:
         return "; same versions as then (look at the cases, the host or the build)"
-    steps = ", ".join(f"{p} {a or '-'} -> {b or '-'}" for p, (a, b) in moved.items())
-    return f"; since then: {steps}"
+    said = []
+    if moved:
+        steps = ", ".join(f"{p} {a or '-'} -> {b or '-'}" for p, (a, b) in moved.items())
+        said.append(f"since then: {steps}")
+    if sources:
+        said.append(source_change_text(sources))
+    return "; " + "; ".join(said)
 
 
 def _ordered_counts(values: Iterable[str], order: tuple[str, ...]) -> dict[str, int]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
+from repromatrix.environment.source_tree import SourceTree, changed_text
 from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
 from repromatrix.outcomes import COLLECTION_ID, FAILURES, CaseOutcome, CombinationStatus
 from repromatrix.outcomes import raw_outcome as outcome_of_status
@@ -204,6 +205,8 @@ def baseline_transition(
     moved = changed_packages(combination, previous)
     if len(moved) != 1 or combination.environment.python != previous.environment.python:
         return None
+    if changed_sources(combination, previous):  # two things moved: no one step to blame
+        return None
     package, (old, new) = next(iter(moved.items()))
     if old is None or new is None:
         return None
@@ -231,6 +234,31 @@ def changed_packages(
         if then != now:
             out[package] = (then, now)
     return out
+
+
+def changed_sources(
+    combination: CombinationResult, previous: CombinationResult
+) -> dict[str, tuple[SourceTree, SourceTree]]:
+    """package -> (then, now) for the packages built from a folder whose source moved
+    (an edit or a commit: the version alone stays the same)."""
+    then, now = previous.environment.sources, combination.environment.sources
+    out = {}
+    for package in now.keys() & then.keys():
+        old = SourceTree.of_record(package, then[package])
+        new = SourceTree.of_record(package, now[package])
+        if old.digest != new.digest:
+            out[package] = (old, new)
+    return dict(sorted(out.items()))
+
+
+def source_change_text(changed: dict[str, tuple[SourceTree, SourceTree]]) -> str:
+    """``your source changed: abc1234 -> def5678 + edits`` (each package named where
+    more than one is built from a folder)."""
+    if len(changed) == 1:
+        [(old, new)] = changed.values()
+        return f"your source changed: {changed_text(old, new)}"
+    steps = ", ".join(f"{p} {changed_text(old, new)}" for p, (old, new) in changed.items())
+    return f"your source changed: {steps}"
 
 
 def _first_passing(combination: CombinationResult) -> str:
