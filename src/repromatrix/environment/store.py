@@ -35,7 +35,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -252,13 +252,7 @@ class EnvStore:
         given = str(project) if project is not None else "-"
         install = [uv, "pip", "install", "-r", given, "--python", python, *request.index.uv_args()]
         install += request.source_args()
-        if request.exclude_newer:
-            install += ["--exclude-newer", request.exclude_newer]
-        for package, cutoff in exclusions:
-            install += ["--exclude-newer-package", f"{package}={cutoff}"]
-        if request.overrides:
-            overrides = overrides_file(self.root / "_overrides", request.overrides)
-            install += ["--override", str(overrides)]
+        install += _resolution_flags(request, exclusions, self.root / "_overrides")
         say(f"installing: {' '.join(requirements)}")
         steps = [
             (
@@ -320,13 +314,7 @@ class EnvStore:
             *request.index.uv_args(),
             *request.source_args(),
         ]
-        if request.exclude_newer:
-            args += ["--exclude-newer", request.exclude_newer]
-        for package, cutoff in exclusions:
-            args += ["--exclude-newer-package", f"{package}={cutoff}"]
-        if request.overrides:
-            overrides = overrides_file(stubs.parent / "_overrides", request.overrides)
-            args += ["--override", str(overrides)]
+        args += _resolution_flags(request, exclusions, stubs.parent / "_overrides")
         for pin in request.pins:
             if pin.kind in (PinKind.ABSENT, PinKind.SYSTEM):
                 args += ["--no-emit-package", pin.package]
@@ -485,3 +473,16 @@ def _locked(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _resolution_flags(
+    request: EnvRequest, exclusions: Iterable[tuple[str, str]], overrides_dir: Path
+) -> list[str]:
+    """uv's time travel (--exclude-newer, per package too) and --override, the same for
+    the install and the lock's compile."""
+    flags = ["--exclude-newer", request.exclude_newer] if request.exclude_newer else []
+    for package, cutoff in exclusions:
+        flags += ["--exclude-newer-package", f"{package}={cutoff}"]
+    if request.overrides:
+        flags += ["--override", str(overrides_file(overrides_dir, request.overrides))]
+    return flags

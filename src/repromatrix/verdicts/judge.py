@@ -315,31 +315,16 @@ def _changes(
                 else:
                     text = f"{step.text}; passes in {step.good_combination}" if step else ""
                     source = "neighbour"
-                regressions.append(
-                    Change(
-                        combination=combination.id,
-                        case=case.id,
-                        source=source,
-                        text=text,
-                        transition=step,
-                        repro=repro,
-                    )
-                )
+                where = {"combination": combination.id, "case": case.id, "repro": repro}
+                regressions.append(Change(**where, source=source, text=text, transition=step))
             elif is_fixed(case):
                 if case.change == "fixed":
                     text, source = f"{case.baseline_status} in {since}, passes now", "baseline"
                 else:
                     link = (case.known_issue or {}).get("link", "")
                     text, source = f"passes inside the known-issue range of {link}", "known-issue"
-                fixed.append(
-                    Change(
-                        combination=combination.id,
-                        case=case.id,
-                        source=source,
-                        text=text,
-                        repro=repro,
-                    )
-                )
+                where = {"combination": combination.id, "case": case.id, "repro": repro}
+                fixed.append(Change(**where, source=source, text=text))
     return regressions, fixed
 
 
