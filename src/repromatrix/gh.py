@@ -216,6 +216,11 @@ class IssueComments:
             f"issues/comments/{comment}/reactions", "--method", "POST", payload={"content": content}
         )
 
+    def close(self, issue: int) -> None:
+        """Close the issue as completed (the watch, where ``issue: close: true``)."""
+        payload = {"state": "closed", "state_reason": "completed"}
+        self._api(f"issues/{issue}", "--method", "PATCH", payload=payload)
+
     def labelled(self, label: str, limit: int = 200) -> list[dict]:
         """Open issues (not pull requests) with ``label``, oldest first."""
         query = f"issues?state=open&labels={quote(label)}&sort=created&direction=asc&per_page=100"

@@ -19,6 +19,7 @@ class Tracker:
     def __init__(self) -> None:
         self.comments_by_issue: dict[int, list[dict]] = {}
         self.reactions: list[tuple[int, str]] = []
+        self.closed: list[int] = []
         self.next_id = 500
 
     def comments(self, issue: int) -> list[dict]:
@@ -45,6 +46,9 @@ class Tracker:
 
     def react(self, comment: int, content: str) -> None:
         self.reactions.append((comment, content))
+
+    def close(self, issue: int) -> None:
+        self.closed.append(issue)
 
 
 def _job(kind: str = "check", comment: int | None = 11) -> Job:

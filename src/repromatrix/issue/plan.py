@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from repromatrix.errors import UserError
 from repromatrix.hunts.bisect.options import BisectOptions
@@ -23,8 +23,9 @@ from repromatrix.hunts.bisect.options import plan as bisect_plan
 from repromatrix.hunts.sweep.options import SweepOptions
 from repromatrix.hunts.sweep.options import plan as sweep_plan
 from repromatrix.issue.command import Command
-from repromatrix.issue.config import DEFAULT_BOTS, IssueSettings
+from repromatrix.issue.config import DEFAULT_BOTS, IssueSettings, repository_url
 from repromatrix.issue.repro import Repro
+from repromatrix.issue.state import Observed
 from repromatrix.matrix.cell import CellSpec
 from repromatrix.matrix.pins import pin_text
 from repromatrix.probe.check import parse_pin_option, unique_pins
@@ -58,6 +59,20 @@ class Job(BaseModel):
     watched: list[str] = Field(default_factory=list, max_length=40)  # the watch follows these
     source: Literal["comment", "issue", "case"] = "comment"
     timeout: float = Field(gt=0, le=6 * 3600)  # one probe's time limit, seconds
+    # The watch's follow-up (issue/follow.py): reruns of a flip before it is said, the
+    # last decisive night it flips from, where the followed packages' commits are, the
+    # packages whose main branch runs too and those whose main was said to pass already.
+    confirm: int = Field(0, ge=0, le=10)
+    since: Observed | None = None
+    repositories: dict[str, str] = Field(default_factory=dict, max_length=50)
+    main: list[str] = Field(default_factory=list, max_length=10)
+    ahead: dict[str, str] = Field(default_factory=dict, max_length=10)
+    close: bool = False  # a confirmed flip to passing closes the issue (issue: close:)
+
+    @field_validator("repositories")
+    @classmethod
+    def _repositories(cls, value: dict[str, str]) -> dict[str, str]:
+        return {name: repository_url(url) for name, url in value.items()}
 
     def repro_name(self) -> str:
         return f"repro-{self.issue}.py"
