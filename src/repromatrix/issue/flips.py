@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from repromatrix.github.markdown import COMMENT_LIMIT, code_span, link, one_line, text
+from repromatrix.github.markdown import COMMENT_LIMIT, code_span, escaped, is_plain_url, link, one_line
 from repromatrix.issue.answer import Commit, Named, OnMain, Result
 from repromatrix.issue.plan import Job
 from repromatrix.issue.state import Observed, State
@@ -118,13 +118,13 @@ def flip_comment(
     found = named is not None and named.release is not None and named.package is not None
     if found:
         assert named is not None
-        where = f"{'fixed' if passes else 'broken'} in {text(named.package)} {text(named.release)}"
+        where = f"{'fixed' if passes else 'broken'} in {_text(named.package)} {_text(named.release)}"
         if named.commit is not None:
             where += ", commit " + _commit(named.commit, job.repositories.get(named.package or ""))
         sentence = f"{head}: {where}"
     else:
         said = flip(before, now) or head
-        sentence = text(said)
+        sentence = _text(said)
     confirmed = f", confirmed {held[0]}/{held[1]}" if held[1] > 1 else ""
     lines = [FLIP_MARKER, f"repromatrix watch: {sentence}{confirmed} ({link('run', run_url)})", ""]
     old = named.old if named and named.old else (before.versions if before else {})
@@ -138,9 +138,9 @@ def flip_comment(
     for name in carried:
         said = state.ahead[name][:12]
         lines.append(
-            f"- {text(name)} main: passed since commit {text(said)} (said before); "
+            f"- {_text(name)} main: passed since commit {_text(said)} (said before); "
             + (
-                f"{text(named.package)} {text(named.release)} carries it now"
+                f"{_text(named.package)} {_text(named.release)} carries it now"
                 if found and named is not None
                 else "a release carries it now"
             )
@@ -172,15 +172,15 @@ def found_by(named: Named) -> str:
     """How the flip was named, in words: the hunts, what they searched, the commit."""
     parts = []
     if named.how == "bisect" and named.package:
-        parts.append(f"a bisect of {text(named.package)}'s {named.releases} releases")
+        parts.append(f"a bisect of {_text(named.package)}'s {named.releases} releases")
     elif named.how == "culprit":
         parts.append(f"a culprit hunt (ddmin, then a bisect of {named.releases} releases)")
     if named.commits:
         parts.append(f"then of the {named.commits} commits between the two releases")
     if named.commit is not None and named.commit.subject:
-        parts.append(f"the commit: {text(one_line(named.commit.subject, 200))}")
+        parts.append(f"the commit: {_text(one_line(named.commit.subject, 200))}")
     if named.note:
-        parts.append(text(named.note))
+        parts.append(_text(named.note))
     parts.append(f"{named.cells} cells")
     return "; ".join(parts)
 
@@ -197,15 +197,26 @@ def fixed_in_words(named: Named | None, now: Observed) -> str:
     return said
 
 
+def _text(value: object) -> str:
+    """Quoted text inside a line of ours (github.markdown.escaped: nothing it holds
+    opens Markdown, a mention or a reference; no line start to guard)."""
+    return escaped(one_line(str(value)))
+
+
+def _link(label: str, url: str) -> str:
+    """A link to a page of the package's repository the issue config names."""
+    return f"[{_text(label)}]({url})" if is_plain_url(url) else _text(label)
+
+
 def _commit(commit: Commit, repository: str | None) -> str:
     """``abc1234def01 (#41234)``: linked to the package's repository when the issue
     config names it on GitHub (a commit a run job named is never a link otherwise)."""
     sha = commit.sha[:12]
     github = repository if repository and repository.startswith(_GITHUB) else None
-    shown = link(sha, f"{github}/commit/{commit.sha}") if github else text(sha)
+    shown = _link(sha, f"{github}/commit/{commit.sha}") if github else _text(sha)
     if commit.pr:
         pr = f"#{commit.pr}"
-        shown += " (" + (link(pr, f"{github}/pull/{commit.pr}") if github else text(pr)) + ")"
+        shown += " (" + (_link(pr, f"{github}/pull/{commit.pr}") if github else _text(pr)) + ")"
     return shown
 
 
@@ -237,7 +248,7 @@ def _flaky(before: Observed | None, now: Observed, held: int, runs: int, run_url
         then = f"; it {other} on the last decisive night"
     return (
         f"{FLIP_MARKER}\nrepromatrix watch: flaky, not a flip: {word} in {held} of {runs} runs "
-        f"with {text(versions)}{text(then)} ({link('run', run_url)}). Said once: the watch "
+        f"with {_text(versions)}{_text(then)} ({link('run', run_url)}). Said once: the watch "
         "says the next flip that holds in every run.\n"
     )
 
@@ -264,13 +275,12 @@ def _main(
     assert on_main.commit is not None
     since = on_main.since or on_main.commit
     state.ahead[name] = since.sha
-    subject = f" ({text(one_line(since.subject, 200))})" if since.subject else ""
+    subject = f"\n- the commit: {_text(one_line(since.subject, 200))}\n" if since.subject else ""
     release = released.versions.get(name)
-    fails = f" ({text(name)} {text(release)} fails)" if release else ""
+    fails = f" ({_text(name)} {_text(release)} fails)" if release else ""
     confirmed = f", confirmed {len(runs)}/{len(runs)}" if len(runs) > 1 else ""
     return (
-        f"{FLIP_MARKER}\nrepromatrix watch: passes on {text(name)} main since commit "
-        f"{_commit(since, job.repositories.get(name))}{subject}; not in a release yet"
-        f"{fails}{confirmed} "
-        f"({link('run', run_url)})\n"
+        f"{FLIP_MARKER}\nrepromatrix watch: passes on {_text(name)} main since commit "
+        f"{_commit(since, job.repositories.get(name))}; not in a release yet"
+        f"{fails}{confirmed} ({link('run', run_url)})\n{subject}"
     )

@@ -37,6 +37,10 @@ from repromatrix.search.ranges import Releases
 PLAN_FILE = "plan.json"
 LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
 _SHA256 = r"^[0-9a-f]{64}$"
+# A watch's follow-up (issue/follow.py) may take this many probes' time limits, and at
+# most FOLLOW_MAX seconds: the run job stops at 6 hours (issue-repro.yml).
+FOLLOW_PROBES = 4
+FOLLOW_MAX = 4.5 * 3600
 
 
 class Job(BaseModel):
@@ -76,6 +80,17 @@ class Job(BaseModel):
 
     def repro_name(self) -> str:
         return f"repro-{self.issue}.py"
+
+    def follow_seconds(self) -> float:
+        """What a watch's follow-up (reruns, hunts, main branches) may take after its
+        check: FOLLOW_PROBES probes' limits, within the run job's hours."""
+        if self.kind != "watch" or not (self.since or self.main):
+            return 0.0
+        return min(self.timeout * FOLLOW_PROBES, FOLLOW_MAX)
+
+    def seconds(self) -> float:
+        """The whole job's time: one probe's limit and a minute, and the follow-up's."""
+        return self.timeout + 60 + self.follow_seconds()
 
 
 class Reply(BaseModel):

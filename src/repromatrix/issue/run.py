@@ -35,9 +35,11 @@ from repromatrix.hunts.bisect.report import markdown as bisect_markdown
 from repromatrix.hunts.bisect.run import run_bisect
 from repromatrix.hunts.sweep.run import run_sweep
 from repromatrix.issue.answer import MAX_MARKDOWN, Result, answer_folder, write_result
+from repromatrix.issue.follow import follow
 from repromatrix.issue.plan import Job, Plan, bisect_options, pins_of, probe_for, sweep_options
 from repromatrix.matrix.cell import CellSpec
 from repromatrix.probe.check import pins_text
+from repromatrix.probe.observation import Observation
 from repromatrix.probe.prober import CellProber
 from repromatrix.probe.spec import Trial
 from repromatrix.redact import redact_text
@@ -154,7 +156,7 @@ def run_job(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     started = time.monotonic()
     base = {"issue": job.issue, "kind": job.kind}
     try:
-        with deadline(job.timeout + 60):
+        with deadline(job.seconds()):
             result = ANSWERS[job.kind](job, folder, out, cases)
     except UserError as err:
         result = Result(**base, status="refused", headline=str(err))
@@ -223,6 +225,20 @@ def _bisect(job: Job, folder: Path, out: Path, cases: Path) -> Result:
 
 
 def _check(job: Job, folder: Path, out: Path, cases: Path) -> Result:
+    return _observed(job, folder, out, cases)[0]
+
+
+def _watch(job: Job, folder: Path, out: Path, cases: Path) -> Result:
+    """A night's watch: a check, then its follow-up (issue/follow.py: a flip confirmed
+    and named, main branches) within the job's time."""
+    stop_at = time.monotonic() + job.follow_seconds()
+    result, observation = _observed(job, folder, out, cases)
+    if job.follow_seconds():
+        follow(job, result, observation, probe_for(job, folder, cases), out, stop_at=stop_at)
+    return result
+
+
+def _observed(job: Job, folder: Path, out: Path, cases: Path) -> tuple[Result, Observation]:
     pins = pins_of(job)
     probe = probe_for(job, folder, cases).defined()
     observation = CellProber()(
@@ -245,7 +261,7 @@ def _check(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     tail = observation.output_tail
     if tail.strip() and outcome != "good":
         lines += ["", details("output (last lines)", code_block(tail.strip()[-3000:]))]
-    return Result(
+    result = Result(
         issue=job.issue,
         kind="watch" if job.kind == "watch" else "check",
         status="done",
@@ -254,6 +270,7 @@ def _check(job: Job, folder: Path, out: Path, cases: Path) -> Result:
         outcome=outcome,  # type: ignore[arg-type]
         versions=versions,
     )
+    return result, observation
 
 
 # Each kind's run and answer: the hunts the bot offers (hunt_table.py's issue rows),
@@ -262,7 +279,7 @@ ANSWERS: dict[str, Callable[[Job, Path, Path, Path], Result]] = {
     "sweep": _sweep,
     "bisect": _bisect,
     "check": _check,
-    "watch": _check,
+    "watch": _watch,
 }
 
 
