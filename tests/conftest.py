@@ -22,6 +22,20 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
+def confinable() -> None:
+    """The repro's sandbox can be made here (bubblewrap, root); else skip with the
+    reason, or with CI set fail: CI must prove each property (.ci/run installs it)."""
+    from repromatrix.issue.confine import unavailable
+
+    why = unavailable()
+    if why is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{why}; CI must run the confinement tests (.ci/run installs bubblewrap)")
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
 def shared_env_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One environment store for every e2e test of this session (or the user's
     REPROMATRIX_TEST_ENV_DIR, to keep built cells between sessions)."""

@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 
 class Cancelled(Exception):
@@ -206,7 +207,13 @@ def run(
     timeout: float | None = None,
     input: str | None = None,
     cwd: str | Path | None = None,
+    output_limit: int | None = None,
 ) -> Completed:
+    """``cmd`` to its end (or ``timeout``), its output as text. With ``output_limit``,
+    each stream is kept in a bounded file instead of memory (:func:`bounded_run`)."""
+    if output_limit is not None:
+        assert input is None, "a bounded run reads no input"
+        return bounded_run(cmd, output_limit, env=env, timeout=timeout, cwd=cwd)
     began = time.monotonic()
     with started(
         cmd,
@@ -230,6 +237,118 @@ def run(
             raise
     check_cancelled()  # killed by cancel_all(): its output means nothing
     return Completed(proc.returncode, out, err, time.monotonic() - began)
+
+
+# ------------------------------------------------------------------ bounded output
+# A child's output as it comes, each stream into its own file: the first part kept as
+# written, then only the last TAIL_BYTES (in memory, bounded) with a line that says how
+# much was cut. A child that prints 100 MB costs its limit on disk and TAIL_BYTES in
+# memory, and is not stopped for it.
+
+TAIL_BYTES = 64 * 1024
+_CHUNK = 65536
+_DRAIN_AFTER_EXIT = 1.0  # seconds a pipe a leftover process holds is read after the exit
+
+
+class BoundedSink:
+    """One stream's copy, at most ``limit`` bytes (plus the line saying what was cut)."""
+
+    def __init__(self, file: BinaryIO, limit: int) -> None:
+        self.file = file
+        self.head = max(0, limit - TAIL_BYTES)
+        self.tail = bytearray()
+        self.tail_limit = min(TAIL_BYTES, limit)
+        self.written = 0
+        self.cut = 0
+
+    def write(self, data: bytes) -> None:
+        room = self.head - self.written
+        if room > 0:
+            self.file.write(data[:room])
+            self.written += min(room, len(data))
+            data = data[room:]
+        if not data:
+            return
+        self.tail += data
+        excess = len(self.tail) - self.tail_limit
+        if excess > 0:
+            del self.tail[:excess]
+            self.cut += excess
+
+    def text(self) -> str:
+        """What was kept, as text: the head, the cut, the tail."""
+        if self.cut:
+            self.file.write(f"\n… ({self.cut} bytes of output cut) …\n".encode())
+        self.file.write(bytes(self.tail))
+        self.file.flush()
+        self.file.seek(0)
+        text = self.file.read().decode("utf-8", errors="replace")
+        return text.replace("\r\n", "\n").replace("\r", "\n")  # as text mode reads it
+
+
+def bounded_run(
+    cmd: Sequence[str],
+    limit: int,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    cwd: str | Path | None = None,
+) -> Completed:
+    """``cmd`` with its stdout and stderr each streamed into a bounded temporary file
+    (``limit`` bytes) and read back from there: memory holds a chunk and a tail."""
+    import selectors
+    import tempfile
+
+    began = time.monotonic()
+    with (
+        tempfile.TemporaryFile() as out_file,
+        tempfile.TemporaryFile() as err_file,
+        started(
+            cmd,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        ) as proc,
+    ):
+        sinks = {
+            proc.stdout: BoundedSink(out_file, limit),
+            proc.stderr: BoundedSink(err_file, limit),
+        }
+        timed_out = False
+        try:
+            with selectors.DefaultSelector() as selector:
+                for stream in sinks:
+                    selector.register(stream, selectors.EVENT_READ)
+                exited_at: float | None = None
+                while selector.get_map():
+                    for key, _ in selector.select(timeout=0.1):
+                        data = os.read(key.fd, _CHUNK)
+                        if data:
+                            sinks[key.fileobj].write(data)
+                        else:
+                            selector.unregister(key.fileobj)
+                    now = time.monotonic()
+                    if exited_at is None and proc.poll() is not None:
+                        exited_at = now
+                    if exited_at is not None and now - exited_at > _DRAIN_AFTER_EXIT:
+                        break  # a process it left holds the pipe: what it said is enough
+                    if exited_at is None and timeout is not None and now - began > timeout:
+                        kill_group(proc)
+                        timed_out = True
+                        exited_at = now
+        except BaseException:
+            kill_group(proc)
+            proc.wait()
+            raise
+        finally:
+            for stream in sinks:
+                stream.close()
+        proc.wait()
+        stdout, stderr = (sink.text() for sink in sinks.values())
+    check_cancelled()  # killed by cancel_all(): its output means nothing
+    return Completed(proc.returncode, stdout, stderr, time.monotonic() - began, timed_out)
 
 
 def signal_name(returncode: int) -> str | None:

@@ -69,6 +69,16 @@ def is_secret_name(name: str) -> bool:
     return name.upper() not in NOT_SECRET_NAMES and bool(SECRET_NAME.search(name))
 
 
+def without_credentials(text: str) -> str:
+    """``text`` with the userinfo of every URL in it taken out (``https://u:p@host`` ->
+    ``https://host``): for values handed on, where a mask would be a wrong password."""
+    while True:
+        stripped = URL_CREDENTIALS.sub("://", text)
+        if stripped == text:  # a password with a raw '@' leaves a second userinfo
+            return text
+        text = stripped
+
+
 def url_credentials(text: str) -> set[str]:
     """The userinfo of each URL in ``text``, whole, decoded and its password alone."""
     found: set[str] = set()

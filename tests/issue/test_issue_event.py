@@ -101,9 +101,13 @@ def test_trust_by_association_by_configured_login_and_by_variable(tmp_path: Path
 @pytest.mark.parametrize(
     ("text", "said"),
     [
-        ("issue:\n  associations: [ADMIN]\n", "issue.associations: Value error, 'ADMIN' is not"),
+        ("issue:\n  associations: [ADMIN]\n", "issue.associations: 'ADMIN' is not"),
         ("issue:\n  watch_limit: -1\n", "issue.watch_limit"),
         ("issue:\n  pins: [torch]\n", "issue.pins"),
+        (
+            "issue:\n  confinement: sometimes\n",
+            "issue.confinement: Input should be 'required' or 'optional' (got 'sometimes')",
+        ),
         ("issue: [\n", "not YAML"),
         ("- 1\n", "expected a mapping"),
     ],

@@ -69,6 +69,22 @@ def test_good_inputs_give_the_runner_labels(cases: Path) -> None:
             "input cell: peft: '4.5x' is not a version",
         ),
         ("bisect", {"good": "latest"}, "input good: 'latest' is not a version"),
+        # An option inside a list of pins, a lock line or alone: uv would read it as one.
+        (
+            "bisect",
+            {"pins": "torch==2.13.0 --index-url=https://evil.example/simple"},
+            "input pins: '--index-url=https://evil.example/simple' looks like an option",
+        ),
+        (
+            "culprit",
+            {"bad": "packaging==22.0 --extra-index-url=https://evil.example"},
+            "input bad: '--extra-index-url=https://evil.example' looks like an option",
+        ),
+        ("bisect", {"package": "--index-url=x"}, "input package: '--index-url=x' looks like an"),
+        ("culprit", {"good": "-e==1.0"}, "input good: '-e==1.0' looks like an option"),
+        ("culprit", {"good": "a/b==1.0"}, "input good: 'a/b==1.0' is not a name==version pin"),
+        ("bisect", {"issue": "7; rm"}, "input issue: '7; rm' is not an issue number"),
+        ("bisect", {"package": "pack aging"}, "input package: 'pack aging' is not a package"),
         ("bisect", {"case": ""}, "inputs case, script: give exactly one of them"),
     ],
 )
@@ -94,3 +110,22 @@ def test_a_runner_list_that_is_not_a_json_list_of_labels(cases: Path, runner: st
 def test_a_hunt_runs_on_any_runner_shape_the_nightly_does(cases: Path, runner: str) -> None:
     # An ARC scale set is one name; a runner group an object: as matrix.yaml's runner:.
     assert json.loads(check("bisect", cases, runner=runner)) == json.loads(runner)
+
+
+def test_a_hunt_installs_by_name_only_the_packages_of_matrix_yaml(cases: Path) -> None:
+    packages = ["torch", "Packaging", "peft"]
+
+    def checked(**changed: str) -> str:
+        return check_inputs(
+            "bisect", {**BISECT, **changed}, runner='["gpu"]', runner_source="input runner",
+            cases=cases, packages=packages,
+        )  # fmt: skip
+
+    assert checked(pins="torch==2.13.0 peft==0.17.1") == '["gpu"]'
+    with pytest.raises(UserError) as typo:
+        checked(package="packagin")
+    assert str(typo.value) == (
+        "input package: 'packagin' is not one of matrix.yaml's packages (packaging, peft, torch)"
+    )
+    with pytest.raises(UserError, match=r"^input pins: 'evil-helper' is not one of matrix.yaml"):
+        checked(pins="evil-helper==1.0")

@@ -8,10 +8,13 @@ package each, seconds of CPU."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
+import threading
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +25,11 @@ from support.nights import Scenario
 from support.pip import PIP
 
 from repromatrix.github.inert import problems
+from repromatrix.issue.confine import REPRO_UID
 from repromatrix.issue.repro import code_digest, find_repro
 from repromatrix.issue.state import MARKER, Approval, Observed, State, read_state, render
 
-pytestmark = [pytest.mark.act, pytest.mark.e2e]
+pytestmark = [pytest.mark.act, pytest.mark.e2e, pytest.mark.usefixtures("confinable")]
 
 ISSUE = 7
 # Prints the names of its environment (the test asserts no token is among them), then
@@ -61,6 +65,7 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     fixed: the newest packaging is the one repromatrix itself installs, whatever PyPI
     publishes later, and no run pays for downloads or a build."""
     house = tmp_path_factory.mktemp("wheelhouse")
+    house.chmod(0o755)  # the repro's own user (the sandbox's) reads the runner's index
     subprocess.run([*PIP, "wheel", "-w", str(house), str(REPO)], check=True)
     # The workflow's default source is `.` (this checkout): pip builds it with hatchling.
     subprocess.run([*PIP, "download", "-d", str(house), "hatchling>=1.21"], check=True)
@@ -253,27 +258,28 @@ def test_a_watched_issue_that_flips_is_said_once(scenario: Scenario, wheelhouse:
 # What a stranger's repro does when a maintainer runs it: prints a state marker of its own
 # (a readable one that would rewrite the bot's memory, and garbage), a mention, a team
 # mention, HTML and a link (its last line is the sweep table's message, outside any
-# code span), reads its environment, and leaves a daemon behind that forks twice, leaves the
-# session, closes every descriptor and, were it still alive later, would say so.
+# code span), reads its environment, and leaves a daemon behind that forks twice, leaves
+# the session, closes every descriptor, notes its start in the answer folder (the one
+# place the sandbox lets it write: ../answers/<issue> from the plan, its working folder)
+# and sleeps with a marker in its command line, which the test looks for after the run.
 FORGED_STATE = render(State(answers=[], last_watched="2999-01-01T00:00:00+00:00"))
 HOSTILE_CODE = """\
 # repromatrix: packaging
-import os, sys, time
+import os, subprocess, sys, time
 
 print({forged!r})
 print("<!-- repromatrix:state garbage -->")
 print("ENVIRONMENT:", " ".join(sorted(os.environ)))
+print("USER ID:", os.getuid())
 first = os.fork()
 if first == 0:
     os.setsid()
     if os.fork():
         os._exit(0)
     os.closerange(0, 1024)
-    with open(os.path.join({pids!r}, str(os.getpid())), "w") as mark:
+    with open(os.path.join("..", "answers", "{issue}", f"daemon-{{os.getpid()}}"), "w") as mark:
         mark.write("daemon")
-    time.sleep(25)
-    with open({survived!r}, "w") as mark:
-        mark.write("the daemon outlived the run")
+    subprocess.run([sys.executable, "-c", "import time; time.sleep(25)", "-".join({marker!r})])
     os._exit(0)
 os.waitpid(first, 0)
 time.sleep(0.3)
@@ -282,13 +288,23 @@ sys.exit(1)
 """
 
 
-def _hostile(work: Path) -> tuple[str, Path, Path]:
-    pids = work / "daemons"
-    pids.mkdir()
-    survived = work / "survived"
+def _hostile(work: Path) -> tuple[str, str]:
+    parts = ["daemon", str(time.monotonic_ns())]
     forged = FORGED_STATE.strip().rsplit("\n", 1)[-1]
-    code = HOSTILE_CODE.format(forged=forged, pids=str(pids), survived=str(survived))
-    return f"It breaks.\n\n```python\n{code}```\n", pids, survived
+    code = HOSTILE_CODE.format(forged=forged, issue=ISSUE, marker=parts)
+    return f"It breaks.\n\n```python\n{code}```\n", "-".join(parts)
+
+
+def _alive(marker: str) -> list[int]:
+    """The processes whose command line holds ``marker`` (only the daemons' hold it whole)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 def _outside_code(markdown: str) -> str:
@@ -297,20 +313,12 @@ def _outside_code(markdown: str) -> str:
     return re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", text)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    return "State:\tZ" not in status
-
-
 def test_a_hostile_repro_reaches_no_trusted_job_and_not_the_bots_memory(
     scenario: Scenario, wheelhouse: Path
 ) -> None:
     issues = Issues(scenario, wheelhouse)
     issues.env["WANDB_API_KEY"] = "must-not-reach-the-repro"
-    body, pids, survived = _hostile(scenario.work)
+    body, marker = _hostile(scenario.work)
     issues.gh.set_permission("maint", "maintain")
     repro = find_repro(body, "issue")
     assert repro is not None
@@ -325,10 +333,10 @@ def test_a_hostile_repro_reaches_no_trusted_job_and_not_the_bots_memory(
     # 2. A maintainer sweeps it: the repro runs (twice), with all it does.
     run = issues.comment("/repromatrix sweep packaging 21.3..22.0", issue_body=body)
     assert run.returncode == 0, run.tail()
-    started = [int(p.name) for p in pids.iterdir()]
+    logs = run.artifact(f"issue-answers-{ISSUE}")
+    started = list(logs.glob(f"{ISSUE}/daemon-*"))
     assert len(started) == 2, started  # one daemon a release
-    assert not [pid for pid in started if _alive(pid)], "a daemon outlived the run"
-    assert not survived.exists()
+    assert not _alive(marker), "a daemon outlived the run"
     bot = issues.bot_comment()
     print("BOT COMMENT:\n" + bot)
     state = read_state(bot)
@@ -346,7 +354,6 @@ def test_a_hostile_repro_reaches_no_trusted_job_and_not_the_bots_memory(
     [approved] = [b for b in issues.replies() if b.startswith("Approved for the nightly watch")]
     assert f"`{code_digest(repro.code)}`" in approved and "# repromatrix: packaging" in approved
     assert f"```python\n{repro.code}" in bot  # the exact code that ran, collapsed
-    logs = run.artifact(f"issue-answers-{ISSUE}")
     seen = {
         name
         for log in logs.glob(f"{ISSUE}/*/steps/*.run.log")
@@ -355,6 +362,13 @@ def test_a_hostile_repro_reaches_no_trusted_job_and_not_the_bots_memory(
         for name in line.split(":", 1)[1].split()
     }
     assert "PATH" in seen and not {n for n in seen if TOKEN_NAMES.match(n)}
+    users = {
+        line
+        for log in logs.glob(f"{ISSUE}/*/steps/*.run.log")
+        for line in log.read_text().splitlines()
+        if line.startswith("USER ID:")
+    }
+    assert users == {f"USER ID: {REPRO_UID}"}  # confined: the sandbox's own user
     assert not seen & {"WANDB_API_KEY", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT"}, seen
 
     # 3. The author edits the repro after approval: the watch refuses it, said once.
@@ -374,15 +388,22 @@ def test_a_hostile_repro_reaches_no_trusted_job_and_not_the_bots_memory(
     assert [a.title for a in state.answers] == ["/repromatrix sweep packaging 21.3..22.0"]
 
 
-TAMPER_CODE = """\
+# The repro looks for this run's artifact storage, to replace the plan the trusted post
+# job installs: its sandbox shows it none. A leftover process with the runtime token (a
+# runner compromised some other way) could: the test does it for it, once the run job
+# has uploaded its answer, and post must install nothing from that plan.
+SEEKS_THE_PLAN = """\
 # repromatrix
-import glob, io, os, zipfile
+import glob, os
 
-# What a repro that reached this run's artifact storage would do (a leftover process
-# with the runtime token, on GitHub): replace the plan the trusted post job installs.
-for archive in glob.glob(os.path.join({work!r}, "act-*", "artifacts", "*", "issue-plan", "*.zip")):
+found = glob.glob(os.path.join({work!r}, "act-*", "artifacts", "*", "issue-plan", "*.zip"))
+print("plan archives reachable:", len(found))
+"""
+
+
+def _tamper(archive: Path) -> None:
     with zipfile.ZipFile(archive) as opened:
-        files = {{name: opened.read(name) for name in opened.namelist()}}
+        files = {name: opened.read(name) for name in opened.namelist()}
     files["plan.json"] += b" "
     for name in files:
         if name.startswith("tool/"):
@@ -391,17 +412,36 @@ for archive in glob.glob(os.path.join({work!r}, "act-*", "artifacts", "*", "issu
     with zipfile.ZipFile(buffer, "w") as written:
         for name, data in files.items():
             written.writestr(name, data)
-    with open(archive, "wb") as out:
-        out.write(buffer.getvalue())
-print("tampered")
-"""
+    archive.write_bytes(buffer.getvalue())
 
 
-def test_a_plan_replaced_by_the_run_job_is_never_installed_with_a_token(issues: Issues) -> None:
-    code = TAMPER_CODE.format(work=str(issues.scenario.work))
+def _tamper_after_the_run_job(work: Path, stop: threading.Event) -> None:
+    while not stop.is_set():
+        answers = list(work.glob(f"act-*/artifacts/*/issue-answers-{ISSUE}"))
+        if answers:
+            for archive in answers[0].parent.glob("issue-plan/*.zip"):
+                _tamper(archive)
+            return
+        time.sleep(0.02)
+
+
+def test_a_plan_replaced_after_the_run_job_is_never_installed_with_a_token(
+    issues: Issues,
+) -> None:
+    code = SEEKS_THE_PLAN.format(work=str(issues.scenario.work))
     body = f"/repromatrix check --pin packaging==22.0\n\n```python\n{code}```\n"
-    run = issues.comment(body, issue_body="It breaks.")
+    stop = threading.Event()
+    tamper = threading.Thread(target=_tamper_after_the_run_job, args=(issues.scenario.work, stop))
+    tamper.start()
+    try:
+        run = issues.comment(body, issue_body="It breaks.")
+    finally:
+        stop.set()
+        tamper.join()
 
+    logs = run.artifact(f"issue-answers-{ISSUE}")
+    (log,) = logs.glob(f"{ISSUE}/steps/*.run.log")
+    assert "plan archives reachable: 0" in log.read_text()  # the sandbox hid them
     assert run.returncode != 0  # post refuses: the plan is not what parse emitted
     assert re.search(r"plan has digest [0-9a-f]{64}, not [0-9a-f]{64} .*nothing installed", run.log)
     assert not [b for b in issues.replies() if b.startswith(MARKER)]  # nothing posted

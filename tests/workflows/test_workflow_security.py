@@ -2,8 +2,10 @@
 scenarios run them): a job that runs third-party code (an issue's repro, the packages of
 a combination, a bisect's releases) holds no write token and keeps no credential on
 disk; a job that holds one installs only what it built or verified by a digest a trusted
-job emitted; every action is pinned by commit; nothing writes the Actions cache; no
-concurrency group can cancel a trusted command."""
+job emitted; every action is pinned by commit; no job touches the Actions cache, keeps a
+checkout's token on disk or runs without a timeout; plans come by artifact id into a
+folder of their own, the page Pages publishes too; no concurrency group can cancel a
+trusted command. docs/issue-repro.md's tables name these tests."""
 
 from __future__ import annotations
 
@@ -117,15 +119,72 @@ def _uses_the_actions_cache(path: Path) -> bool:
     )
 
 
-def test_no_workflow_that_runs_issue_code_reads_or_writes_the_actions_cache() -> None:
-    # A cache a repro's job saved would be restored by the next trusted job of the
-    # branch. Caches of pull_request runs are scoped to the pull request's ref and
-    # never restored elsewhere, so the push/PR smoke workflow may keep uv's cache.
-    users = [path for path in WORKFLOWS if _uses_the_actions_cache(path)]
-    assert REPO / ".github" / "workflows" / "issue-repro.yml" not in users
-    for path in users:
-        triggers = _load(path).get("on") or _load(path).get(True)
-        assert not {"issue_comment", "issues", "pull_request_target"} & set(triggers), path.name
+@pytest.mark.parametrize("path", WORKFLOWS, ids=[p.name for p in WORKFLOWS])
+def test_no_job_reads_or_writes_the_actions_cache(path: Path) -> None:
+    """Every workflow here runs third-party code somewhere (released packages, a repro,
+    PyPI's repromatrix): a cache it saved, a later run of the branch would restore,
+    perhaps in a job with a token. None touches the Actions cache."""
+    assert not _uses_the_actions_cache(path), path.name
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=[p.name for p in WORKFLOWS])
+def test_every_checkout_keeps_no_credential_on_disk(path: Path) -> None:
+    """No job pushes: none keeps the checkout's token in .git/config, where the code a
+    job runs or the artifact it reads could find it (gather read artifacts with it)."""
+    for name, job in _load(path)["jobs"].items():
+        for step in job.get("steps", []):
+            if str(step.get("uses", "")).startswith("actions/checkout@"):
+                assert step.get("with", {}).get("persist-credentials") is False, (
+                    f"{path.name}:{name}"
+                )
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=[p.name for p in WORKFLOWS])
+def test_every_job_has_a_timeout(path: Path) -> None:
+    for name, job in _load(path)["jobs"].items():
+        if "uses" in job:
+            continue  # a called workflow: its own jobs have theirs
+        assert isinstance(job.get("timeout-minutes"), int), f"{path.name}:{name}"
+
+
+def test_plans_are_downloaded_by_id_into_a_folder_of_their_own() -> None:
+    """A plan (what a job acts on: issue-plan, atlas-plan) comes by the id the job that
+    wrote it emitted, never by a name another job of the run could take; and no
+    artifact is unpacked over the workspace (the job's own code)."""
+    plans = 0
+    for path in WORKFLOWS:
+        for name, job in _load(path)["jobs"].items():
+            for step in job.get("steps", []):
+                if "download-artifact" not in str(step.get("uses", "")):
+                    continue
+                given = step.get("with", {})
+                where = f"{path.name}:{name}"
+                assert given.get("path") not in (None, ".", "./", "${{ github.workspace }}"), where
+                if "plan" in str(given.get("path", "")) or "plan" in str(given.get("name", "")):
+                    plans += 1
+                    assert "name" not in given and given["artifact-ids"].startswith("${{"), where
+    assert plans == 5  # ack, run, post; atlas's fold; a combination job's planned tier
+    combination = _load(REPO / ".github" / "workflows" / "nightly-combination.yml")
+    (step,) = [s for s in combination["jobs"]["combinations"]["steps"]
+               if "download-artifact" in str(s.get("uses", ""))]  # fmt: skip
+    assert step["with"] == {
+        "artifact-ids": "${{ inputs.plan_artifact }}",
+        "merge-multiple": True,
+        "path": "${{ runner.temp }}/plan",
+    }
+    cells = _load(REPO / ".github" / "workflows" / "atlas.yml")["jobs"]["cells"]["with"]
+    assert cells["plan_artifact"] == "${{ needs.plan.outputs.plan_artifact }}"
+    assert cells["plan_sha256"] == "${{ needs.plan.outputs.plan_sha256 }}"
+
+
+def test_hunt_inputs_reach_the_command_line_as_values_never_as_options() -> None:
+    for workflow in ("bisect.yml", "culprit.yml"):
+        jobs = _load(REPO / ".github" / "workflows" / workflow)["jobs"]
+        (hunt,) = [s["run"] for s in jobs[workflow[:-4]]["steps"] if "args=(" in s.get("run", "")]
+        assert not re.search(r'--[a-z-]+ "\$', hunt), workflow  # --opt "$VALUE": an option
+        assert '"--pin=$pin"' in hunt and '"--case=$CASE"' in hunt
+        check = [s for s in jobs["inputs"]["steps"] if "hunt-inputs" in s.get("run", "")]
+        assert check and jobs[workflow[:-4]]["needs"] == "inputs"
 
 
 def test_issue_repro_has_no_concurrency_group_to_cancel_a_pending_command() -> None:
@@ -149,7 +208,8 @@ def test_the_atlas_page_is_made_from_data_and_deployed_by_a_job_that_runs_no_cod
     """atlas.yml: its cells are nightly-combination jobs (third-party code, no write
     token); fold holds no write token and installs repromatrix from its source only,
     the plan by the id and digest the plan job emitted; deploy (the one job with
-    pages: write) runs deploy-pages and nothing else, never under act."""
+    pages: write) checks out nothing and publishes the artifact fold uploaded by the id
+    fold emitted (test_pages_deploy.py runs its step), never under act."""
     jobs = _load(REPO / ".github" / "workflows" / "atlas.yml")["jobs"]
     assert jobs["cells"]["uses"] == "./.github/workflows/nightly-combination.yml"
     assert jobs["plan"]["permissions"] == {"contents": "read", "actions": "read"}
@@ -162,12 +222,13 @@ def test_the_atlas_page_is_made_from_data_and_deployed_by_a_job_that_runs_no_cod
     assert "${{ needs.plan.outputs.plan_sha256 }}" in str(fold["steps"])
     (pages,) = [s for s in fold["steps"] if "upload-pages-artifact" in str(s.get("uses", ""))]
     assert pages["with"]["path"] == "page"
+    assert pages["id"] == "page"
+    assert fold["outputs"]["page_artifact"] == "${{ steps.page.outputs.artifact_id }}"
     deploy = jobs["deploy"]
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
-    assert [str(s.get("uses", "")).split("@")[0] for s in deploy["steps"]] == [
-        "actions/deploy-pages"
-    ]
-    assert not any("run" in s for s in deploy["steps"])
+    (step,) = deploy["steps"]  # no checkout, no action: the Pages API, by the artifact's id
+    assert "uses" not in step
+    assert step["env"]["ARTIFACT_ID"] == "${{ needs.fold.outputs.page_artifact }}"
     assert "!github.event.act" in deploy["if"]
 
 

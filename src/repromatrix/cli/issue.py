@@ -5,7 +5,9 @@
     repromatrix issue ack --plan plan         👀 on commands that run, 😕 + a reply on refusals,
                                               approvals into the bot comment
     repromatrix issue run --plan plan --issue 7 --out answers
-                                              issue 7's job (one run job per issue)
+                                              issue 7's job (one run job per issue),
+                                              confined (issue/confine.py)
+    repromatrix issue env                     the allowlisted environment, for env -i
     repromatrix issue post --plan plan --answers answers --run-url URL
                                               the bot comment, 🚀, a watch's flip
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 
 from repromatrix.errors import UserError
@@ -57,6 +60,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--out", type=Path, default=Path("answers"))
     run.add_argument("--cases", type=Path, default=Path("cases"))
     run.add_argument("--issue", type=int, help="run only this issue's job (one run job each)")
+    # The job inside its sandbox (issue/confine.py starts it so): run here, as is.
+    run.add_argument("--sandboxed", action="store_true", help=argparse.SUPPRESS)
+    steps.add_parser(
+        "env",
+        help="the run job's environment: its allowlist, URLs without credentials "
+        "(NAME=VALUE, NUL-separated, for env -i)",
+    )
     post = steps.add_parser("post", help="post a run's answers on their issues")
     post.add_argument("--plan", type=Path, default=Path("plan"))
     post.add_argument("--answers", type=Path, default=Path("answers"))
@@ -68,16 +78,23 @@ def run_command(args: argparse.Namespace) -> int | None:
         return None
     if args.step == "parse":
         return _parse(args)
+    if args.step == "env":
+        from repromatrix.issue.run import repro_environment
+
+        allowed = repro_environment(os.environ)
+        sys.stdout.write("".join(f"{name}={value}\0" for name, value in allowed.items()))
+        return 0
     from repromatrix.gh import IssueComments
     from repromatrix.issue.bot import acknowledge, post_answers
     from repromatrix.issue.plan import read_plan
-    from repromatrix.issue.run import run_plan
+    from repromatrix.issue.run import run_issue, run_plan
 
     plan = read_plan(args.plan)
     if args.step == "ack":
         acknowledge(plan, IssueComments(plan.repository))
     elif args.step == "run":
-        results = run_plan(plan, args.plan, args.out, args.cases, issue=args.issue)
+        run = run_plan if args.sandboxed else run_issue
+        results = run(plan, args.plan, args.out, args.cases, issue=args.issue)
         # A fault of repromatrix itself turns the job red (the issue is told either way);
         # a command that could not run is an answer, and the job stays green.
         return 1 if any(r.status == "failed" for r in results) else 0

@@ -160,6 +160,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     hunting.add_argument(
         "--cases", type=Path, default=Path("cases"), help="the cases folder (default: cases)"
     )
+    hunting.add_argument(
+        "--matrix",
+        type=Path,
+        default=Path("matrix.yaml"),
+        help="whose packages a hunt may install by name (default: matrix.yaml, when there is one)",
+    )
     _github_output(hunting, "step outputs file (default: $GITHUB_OUTPUT): runner=<labels as JSON>")
 
     fetching = commands.add_parser(
@@ -414,8 +420,18 @@ def _hunt_inputs(args: argparse.Namespace) -> int:
         runner, source = os.environ.get("RUNNER_VARIABLE", ""), "variable NIGHTLY_RUNNER_LABELS"
     if not runner:
         runner, source = DEFAULT_RUNNER, "the default runner labels"
+    packages = None
+    if args.matrix.exists():
+        from repromatrix.matrix.load import load_matrix
+
+        packages = load_matrix(args.matrix).packages
     labels = check_inputs(
-        args.workflow, inputs, runner=runner, runner_source=source, cases=args.cases
+        args.workflow,
+        inputs,
+        runner=runner,
+        runner_source=source,
+        cases=args.cases,
+        packages=packages,
     )
     print(f"inputs checked; runner {labels}")
     if args.github_output is not None:

@@ -34,6 +34,9 @@ from repromatrix.redact import machine_places, redact, redact_text, shorten_path
 PLUGIN_DIR = Path(__file__).parent / "_cell"
 PLUGIN = "repromatrix_cell_plugin"
 POLL_SECONDS = 0.2
+# What a script's run keeps of each of its streams (the head, then the last 64 KiB): a
+# repro that prints 100 MB is recorded, not held in memory.
+SCRIPT_OUTPUT_LIMIT = 2 * 1024 * 1024
 
 
 @dataclass
@@ -477,10 +480,12 @@ def run_script(
     extra_env: Mapping[str, str] = (),
     cwd: Path | None = None,
 ) -> procs.Completed:
-    """Run a standalone repro script with the cell's interpreter (bisect --script)."""
+    """Run a standalone repro script with the cell's interpreter (bisect --script); its
+    output is kept in bounded files, never whole in memory (SCRIPT_OUTPUT_LIMIT)."""
     return procs.run(
         [str(env.python), str(script)],
         env=env.subprocess_env(extra_env),
         timeout=timeout,
         cwd=cwd or script.parent,
+        output_limit=SCRIPT_OUTPUT_LIMIT,
     )

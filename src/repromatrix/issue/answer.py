@@ -135,7 +135,12 @@ def write_result(root: Path, result: Result) -> Path:
 def read_result(root: Path, issue: int) -> Result | str:
     """The answer for ``issue`` in the downloaded artifacts under ``root``, or why there
     is none (in words for the comment)."""
-    path = answer_folder(root / artifact_name(issue), issue) / ANSWER_FILE
+    return read_answer(answer_folder(root / artifact_name(issue), issue), issue)
+
+
+def read_answer(folder: Path, issue: int) -> Result | str:
+    """The answer in an issue's answer folder, or why there is none."""
+    path = folder / ANSWER_FILE
     try:
         if path.is_symlink() or not path.is_file():
             return "the run left no answer"

@@ -23,6 +23,8 @@ passes in the environment.
         main: [transformers]          # the repro also runs on these packages' main branch
       close: false                    # true: a confirmed flip to passing closes the issue
       keep_label: repromatrix:keep    # the label that keeps an issue's repro as a case
+      confinement: required           # or optional: where bubblewrap is missing, repros
+                                      # run unconfined instead of being refused
 """
 
 from __future__ import annotations
@@ -30,12 +32,14 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from repromatrix.errors import UserError, key_path
+from repromatrix.errors import UserError
 from repromatrix.github.authors import BOT_LOGIN, DEFAULT_BOTS
+from repromatrix.matrix.validation import validate
 from repromatrix.names import canonicalize_name
 from repromatrix.probe.check import parse_pin_option
 
@@ -95,6 +99,9 @@ class IssueSettings(BaseModel):
                 raise ValueError(f"{name[:60]!r} is not a package name")
             checked[canonicalize_name(name)] = repository_url(url)
         return checked
+    # The run job confines the repro (issue/confine.py) and refuses where it cannot;
+    # "optional" runs it unconfined there instead (the maintainer's choice, said in the log).
+    confinement: Literal["required", "optional"] = "required"
 
     @field_validator("bots")
     @classmethod
@@ -141,12 +148,8 @@ def load_settings(path: Path = CONFIG_FILE, environ: dict[str, str] | None = Non
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected a mapping with an 'issue:' key")
     section = data.get("issue") or {}
-    try:
-        settings = IssueSettings.model_validate(section)
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = key_path(("issue", *first["loc"]))
-        raise UserError(f"{path}: {where}: {first['msg']}") from None
+    # One line naming the file, the key and the value, as for matrix.yaml.
+    settings = validate(IssueSettings, section, str(path), ("issue",))
     listed = (environ if environ is not None else os.environ).get(TRUSTED_VARIABLE, "")
     extra = [login for login in re.split(r"[\s,]+", listed) if login]
     if extra:

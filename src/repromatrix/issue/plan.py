@@ -77,6 +77,8 @@ class Job(BaseModel):
     @classmethod
     def _repositories(cls, value: dict[str, str]) -> dict[str, str]:
         return {name: repository_url(url) for name, url in value.items()}
+    # Whether the run job may run it unconfined where it cannot confine (settings').
+    confinement: Literal["required", "optional"] = "required"
 
     def repro_name(self) -> str:
         return f"repro-{self.issue}.py"
@@ -185,6 +187,7 @@ def make_job(
         watched=repro.packages() if repro else [],
         source="case" if command.case else (repro.source if repro else "comment"),  # type: ignore[arg-type]
         timeout=settings.minutes * 60.0,
+        confinement=settings.confinement,
     )
 
 

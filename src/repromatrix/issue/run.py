@@ -3,21 +3,28 @@ through the library (hunts.sweep.run_sweep, hunts.bisect.run_bisect, probe's Cel
 its answer to answers/<issue>/.
 
 This is the one place code from the internet runs. The job has no token
-(``permissions: {}``) and no secret, and before anything is built this process keeps
-only an allowlist of its environment (``repro_environment``): the locale, paths, the
-GPUs, the package index settings and repromatrix's own; a token a runner sets anyway
-(act sets ACTIONS_RUNTIME_TOKEN in every step), an API key or the step's file commands
-(GITHUB_ENV) are not handed to the repro. The process is a child subreaper: every
-process the repro leaves behind (a daemon that forked twice and closed its
-descriptors) is adopted here and killed when its job ends, before the job's next
-step. A run stops after the plan's minutes: what was done so far is the answer.
+(``permissions: {}``) and no secret. The workflow starts ``repromatrix issue run`` with
+``env -i`` and the allowlist of its environment (``repromatrix issue env``: the locale,
+paths, the GPUs, the package index settings and repromatrix's own, every URL without
+its credentials); a token a runner sets anyway (act sets ACTIONS_RUNTIME_TOKEN in every
+step), an API key or the step's file commands (GITHUB_ENV) never reach it.
+
+``run_issue`` then runs each job confined (confine.py: its own user, PID namespace and
+/proc, a read-only view with a private /tmp, limits) and supervises it from outside;
+where this machine cannot confine, it refuses with one line, unless the repository's
+settings allow it (``issue: confinement: optional``): the job then runs here, as
+``run_plan`` runs it, the process a child subreaper that kills what the repro left
+behind when the job ends. A run stops after the plan's minutes: what was done so far
+is the answer.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -34,7 +41,15 @@ from repromatrix.github.markdown import code_block, code_span, details, one_line
 from repromatrix.hunts.bisect.report import markdown as bisect_markdown
 from repromatrix.hunts.bisect.run import run_bisect
 from repromatrix.hunts.sweep.run import run_sweep
-from repromatrix.issue.answer import MAX_MARKDOWN, Result, answer_folder, write_result
+from repromatrix.issue import confine
+from repromatrix.issue.answer import (
+    ANSWER_FILE,
+    MAX_MARKDOWN,
+    Result,
+    answer_folder,
+    read_answer,
+    write_result,
+)
 from repromatrix.issue.follow import follow
 from repromatrix.issue.plan import Job, Plan, bisect_options, pins_of, probe_for, sweep_options
 from repromatrix.matrix.cell import CellSpec
@@ -42,7 +57,7 @@ from repromatrix.probe.check import pins_text
 from repromatrix.probe.observation import Observation
 from repromatrix.probe.prober import CellProber
 from repromatrix.probe.spec import Trial
-from repromatrix.redact import redact_text
+from repromatrix.redact import redact_text, without_credentials
 from repromatrix.search.bisection import ProbeOutcome
 
 # What a repro may see of the run job's environment: where things are, the locale, the
@@ -73,9 +88,10 @@ _SECRET_NAME = re.compile(
 
 
 def repro_environment(environ: dict[str, str] | os._Environ) -> dict[str, str]:
-    """The allowlisted part of ``environ``."""
+    """The allowlisted part of ``environ``, every URL in it without its credentials (an
+    index or a proxy the run job reaches with a password is not one for a repro)."""
     return {
-        name: value
+        name: without_credentials(value)
         for name, value in environ.items()
         if (name in _ALLOWED or name.startswith(_ALLOWED_PREFIXES))
         and not _SECRET_NAME.search(name)
@@ -83,11 +99,15 @@ def repro_environment(environ: dict[str, str] | os._Environ) -> dict[str, str]:
 
 
 def keep_only_allowed(environ: dict[str, str] | os._Environ = os.environ) -> list[str]:
-    """Take from ``environ`` every variable the repro may not see; their names."""
+    """Take from ``environ`` every variable the repro may not see, and the credentials
+    out of the URLs of those it may; the names taken."""
     kept = repro_environment(environ)
     removed = sorted(name for name in environ if name not in kept)
     for name in removed:
         del environ[name]
+    for name, value in kept.items():
+        if environ[name] != value:
+            environ[name] = value
     return removed
 
 
@@ -112,6 +132,97 @@ def deadline(seconds: float) -> Iterator[None]:
         procs.reset_cancelled()
 
 
+def run_issue(
+    plan: Plan,
+    folder: Path,
+    out: Path,
+    cases: Path,
+    issue: int | None = None,
+    say: Callable[[str], None] = print,
+) -> list[Result]:
+    """The run job: the plan's jobs (``issue``'s), each confined (confine.py) with this
+    process as its supervisor, answers into ``out``. Where this machine cannot confine,
+    one line and no job runs (UserError), unless the repository allows it: they then
+    run here, unconfined (``run_plan``)."""
+    jobs = _jobs_of(plan, issue)
+    why = confine.unavailable() if jobs else None
+    if why is None:
+        keep_only_allowed()
+        return [_run_confined(job, folder, out, cases, say) for job in jobs]
+    if any(job.confinement == "required" for job in jobs):
+        line = (
+            f"{why}; a repro runs only confined here "
+            "(issue: confinement: optional in .github/repromatrix.yml runs it unconfined)"
+        )
+        for job in jobs:
+            write_result(
+                out, Result(issue=job.issue, kind=job.kind, status="failed", headline=line)
+            )
+        raise UserError(line)
+    say(f"warning: {why}: the repro runs unconfined (issue: confinement: optional)")
+    return run_plan(plan, folder, out, cases, say, issue)
+
+
+def _jobs_of(plan: Plan, issue: int | None) -> list[Job]:
+    jobs = [job for job in plan.jobs if issue is None or job.issue == issue]
+    if issue is not None and not jobs:
+        raise UserError(f"the plan has no job for issue {issue}")
+    return jobs
+
+
+# Past the job's own limit (its timer answers with what was done), before the sandbox
+# is ended from outside.
+SANDBOX_GRACE = 300
+
+
+def _run_confined(
+    job: Job, folder: Path, out: Path, cases: Path, say: Callable[[str], None]
+) -> Result:
+    """One job in its sandbox: ``repromatrix issue run --sandboxed`` for this issue, its
+    answer folder the one place it writes; that folder made plain data after."""
+    answers = answer_folder(out, job.issue).resolve()
+    owner = confine.owner_of(out)
+    confine.make_writable(answers)
+    env = repro_environment(os.environ)
+    inner = [sys.executable, "-u", "-m", "repromatrix", "issue", "run", "--sandboxed"]
+    inner += ["--plan", str(folder.resolve()), "--issue", str(job.issue)]
+    inner += ["--out", str(out.resolve()), "--cases", str(cases.resolve())]
+    read = (*confine.harness_places(), folder.resolve(), cases.resolve(), *confine.paths_in(env))
+    read += tuple(confine.paths_in(job.repositories))  # a package's local repository (file://)
+    seconds = job.seconds() + SANDBOX_GRACE
+    with confine.private_tmp() as tmp:
+        view = confine.View(tmp, read=tuple(read), write=(answers,))
+        argv = confine.command(
+            inner, view, env, confine.Limits.for_job(seconds), bwrap=confine.bwrap()
+        )
+        code = confine.supervise(argv, timeout=seconds, say=say)
+    removed = confine.hand_back(answers, owner)  # before anything of it is read
+    if removed:
+        listed = ", ".join(removed[:10])
+        say(f"#{job.issue}: not uploaded (no plain file, or over the size limit): {listed}")
+    result = _sandbox_answer(job, answers, code)
+    if (answers / ANSWER_FILE).is_dir():  # the job's to make; the answer's place
+        shutil.rmtree(answers / ANSWER_FILE)
+    write_result(out, result)
+    os.lchown(answers / ANSWER_FILE, *owner)
+    return result
+
+
+def _sandbox_answer(job: Job, answers: Path, code: int | None) -> Result:
+    """What the sandbox answered; failed when it was ended or its harness died (then
+    whatever its folder holds is not the harness's answer)."""
+    failed = {"issue": job.issue, "kind": job.kind, "status": "failed"}
+    if code is None:
+        minutes = round((job.seconds() + SANDBOX_GRACE) / 60)
+        return Result(**failed, headline=f"the run was ended after {minutes} minutes")
+    if code not in (0, 1):
+        name = procs.signal_name(128 - code) if code > 128 else None
+        how = f"killed by {name}" if name else f"exit status {code}"
+        return Result(**failed, headline=f"the run ended without an answer ({how})")
+    found = read_answer(answers, job.issue)
+    return Result(**failed, headline=found) if isinstance(found, str) else found
+
+
 def run_plan(
     plan: Plan,
     folder: Path,
@@ -121,10 +232,10 @@ def run_plan(
     issue: int | None = None,
 ) -> list[Result]:
     """Run the plan's jobs (read from ``folder``; only ``issue``'s when given), answers
-    into ``out``; no process of a repro outlives its job."""
-    jobs = [job for job in plan.jobs if issue is None or job.issue == issue]
-    if issue is not None and not jobs:
-        raise UserError(f"the plan has no job for issue {issue}")
+    into ``out``, here: in the sandbox (``--sandboxed``), or unconfined where the
+    repository allows it. This process is a child subreaper that kills every process a
+    job left behind when it ends."""
+    jobs = _jobs_of(plan, issue)
     removed = keep_only_allowed()
     if removed:
         say(f"{len(removed)} variables of the environment are not on the repro's allowlist")
@@ -235,6 +346,7 @@ def _watch(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     result, observation = _observed(job, folder, out, cases)
     if job.follow_seconds():
         follow(job, result, observation, probe_for(job, folder, cases), out, stop_at=stop_at)
+        result.markdown = _bounded(result.markdown)
     return result
 
 

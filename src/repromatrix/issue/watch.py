@@ -88,6 +88,7 @@ def watch_job(candidate: Candidate, settings: IssueSettings) -> Job:
         main=main,
         ahead={name: sha for name, sha in state.ahead.items() if name in main},
         close=settings.close,
+        confinement=settings.confinement,
     )
 
 
