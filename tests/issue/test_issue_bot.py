@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from repromatrix.issue.answer import Result, artifact_name, write_result
-from repromatrix.issue.bot import FLIP_MARKER, acknowledge, post_answers
+from repromatrix.issue.bot import acknowledge, post_answers
+from repromatrix.issue.flips import FLIP_MARKER
 from repromatrix.issue.plan import Job, Plan, Reply
 from repromatrix.issue.state import MARKER, read_state
 

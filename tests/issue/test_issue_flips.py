@@ -111,15 +111,23 @@ def test_main_ahead_of_a_release_is_said_once_then_the_release_carries_it() -> N
     assert "- the commit: Fix checkpointing (#\u200b41234)" in said and "5.2.0 fails" in said
     _inert(said)
     assert one.state.ahead == {"transformers": FIX}
-    still = OnMain(package="transformers", commit=Commit(sha="b" * 40), outcome="good", runs=["good"])
+    still = OnMain(
+        package="transformers", commit=Commit(sha="b" * 40), outcome="good", runs=["good"]
+    )
     two = night(one.state, job, _result("bad", "5.2.0", ["bad"], main=[still]), "t2", RUN)
     assert two.comments == []  # said once
     three = night(
-        two.state, job, _result("good", "5.3.0", ["good"] * 3, named=_named(), main=[still]), "t3", RUN
+        two.state,
+        job,
+        _result("good", "5.3.0", ["good"] * 3, named=_named(), main=[still]),
+        "t3",
+        RUN,
     )
     (flip,) = three.comments
-    assert "transformers main: passed since commit 3f1c2a9e8b7d (said before); transformers " \
+    assert (
+        "transformers main: passed since commit 3f1c2a9e8b7d (said before); transformers "
         "5.3.0 carries it now" in flip
+    )
     assert three.state.ahead == {}
 
 
@@ -136,9 +144,11 @@ def test_closing_is_done_only_where_configured_and_a_kept_case_gets_its_mark() -
 
 
 def test_a_regression_says_broken_in_and_proposes_nothing() -> None:
-    named = _named().model_copy(update={"old": {"transformers": "5.3.0"}, "new": {"transformers": "5.4.0"},
-                                        "before": "5.3.0", "release": "5.4.0"})  # fmt: skip
-    told = night(_state("good", "5.3.0"), _job(), _result("bad", "5.6.0", ["bad"] * 3, named=named), "t", RUN)
+    moved = {"old": {"transformers": "5.3.0"}, "new": {"transformers": "5.4.0"}}
+    named = _named().model_copy(update={**moved, "before": "5.3.0", "release": "5.4.0"})
+    told = night(
+        _state("good", "5.3.0"), _job(), _result("bad", "5.6.0", ["bad"] * 3, named=named), "t", RUN
+    )
     (comment,) = told.comments
     assert "repromatrix watch: fails again: broken in transformers 5.4.0, commit" in comment
     assert "- passes: `" in comment and "- fails: `" in comment

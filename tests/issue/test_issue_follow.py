@@ -115,7 +115,12 @@ def test_a_flip_three_releases_later_is_confirmed_bisected_and_named_to_its_comm
     assert result.runs == ["good", "good", "good"]
     named = result.named
     assert named is not None, result.markdown
-    assert (named.how, named.package, named.before, named.release) == ("bisect", PACKAGE, "1.0", "1.1")
+    assert (named.how, named.package, named.before, named.release) == (
+        "bisect",
+        PACKAGE,
+        "1.0",
+        "1.1",
+    )
     assert named.commit is not None and named.commit.sha == found.fix
     assert (named.commit.subject, named.commit.pr) == (FIX_SUBJECT, FIX_PR)
     assert named.old == {PACKAGE: "1.0"} and named.new == {PACKAGE: "1.1"}
@@ -146,7 +151,12 @@ def test_two_packages_moved_and_the_culprit_is_the_one(package, index, tmp_path:
 
     named = result.named
     assert named is not None, result.markdown
-    assert (named.how, named.package, named.before, named.release) == ("culprit", PACKAGE, "1.0", "1.1")
+    assert (named.how, named.package, named.before, named.release) == (
+        "culprit",
+        PACKAGE,
+        "1.0",
+        "1.1",
+    )
     assert named.commit is not None and named.commit.sha == found.fix
     assert named.old[PACKAGE] == "1.0" and named.new[PACKAGE] == "1.1"
 

@@ -32,6 +32,7 @@ from repromatrix.github.inert import inert
 from repromatrix.github.markdown import code_block, code_span, one_line, text
 from repromatrix.issue.answer import Result, read_result
 from repromatrix.issue.config import IssueSettings
+from repromatrix.issue.flips import Mark, Night, night
 from repromatrix.issue.plan import Job, Plan, PlannedApproval, Reply
 from repromatrix.issue.repro import MAX_REPRO, code_digest
 from repromatrix.issue.state import (
@@ -46,7 +47,6 @@ from repromatrix.issue.state import (
     read_state,
     with_answer,
 )
-from repromatrix.issue.flips import FLIP_MARKER, Mark, Night, night
 from repromatrix.issue.watch import candidates, tonight, watch_job
 from repromatrix.results import utc_now
 

@@ -99,6 +99,7 @@ class IssueSettings(BaseModel):
                 raise ValueError(f"{name[:60]!r} is not a package name")
             checked[canonicalize_name(name)] = repository_url(url)
         return checked
+
     # The run job confines the repro (issue/confine.py) and refuses where it cannot;
     # "optional" runs it unconfined there instead (the maintainer's choice, said in the log).
     confinement: Literal["required", "optional"] = "required"
@@ -133,7 +134,9 @@ class IssueSettings(BaseModel):
 def repository_url(url: str) -> str:
     """A package's repository URL as the watch clones it (ValueError: not one)."""
     if not isinstance(url, str) or not _REPOSITORY.match(url) or "/." in url:
-        raise ValueError(f"{str(url)[:80]!r} is not a repository URL (https://HOST/PATH or file:///PATH)")
+        raise ValueError(
+            f"{str(url)[:80]!r} is not a repository URL (https://HOST/PATH or file:///PATH)"
+        )
     return url.removesuffix("/")
 
 

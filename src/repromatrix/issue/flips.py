@@ -30,7 +30,14 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from repromatrix.github.markdown import COMMENT_LIMIT, code_span, escaped, is_plain_url, link, one_line
+from repromatrix.github.markdown import (
+    COMMENT_LIMIT,
+    code_span,
+    escaped,
+    is_plain_url,
+    link,
+    one_line,
+)
 from repromatrix.issue.answer import Commit, Named, OnMain, Result
 from repromatrix.issue.plan import Job
 from repromatrix.issue.state import Observed, State
@@ -118,7 +125,9 @@ def flip_comment(
     found = named is not None and named.release is not None and named.package is not None
     if found:
         assert named is not None
-        where = f"{'fixed' if passes else 'broken'} in {_text(named.package)} {_text(named.release)}"
+        where = (
+            f"{'fixed' if passes else 'broken'} in {_text(named.package)} {_text(named.release)}"
+        )
         if named.commit is not None:
             where += ", commit " + _commit(named.commit, job.repositories.get(named.package or ""))
         sentence = f"{head}: {where}"
@@ -253,9 +262,7 @@ def _flaky(before: Observed | None, now: Observed, held: int, runs: int, run_url
     )
 
 
-def _main(
-    state: State, job: Job, on_main: OnMain, released: Observed, run_url: str
-) -> str | None:
+def _main(state: State, job: Job, on_main: OnMain, released: Observed, run_url: str) -> str | None:
     """Main ahead of the releases, said once (``state.ahead`` remembers the commit);
     main failing again forgets it."""
     name = on_main.package

@@ -372,4 +372,3 @@ def _run_culprit(options: CulpritOptions, prober: Prober) -> CulpritRecord:
 
 def _quiet(_line: str) -> None:
     return None
-

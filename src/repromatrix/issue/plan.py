@@ -77,6 +77,7 @@ class Job(BaseModel):
     @classmethod
     def _repositories(cls, value: dict[str, str]) -> dict[str, str]:
         return {name: repository_url(url) for name, url in value.items()}
+
     # Whether the run job may run it unconfined where it cannot confine (settings').
     confinement: Literal["required", "optional"] = "required"
 
@@ -125,6 +126,27 @@ class PlannedApproval(BaseModel):
     head: list[str] = Field(default_factory=list, max_length=10)  # the code's first lines
 
 
+class PlannedKeep(BaseModel):
+    """A repro to keep as a case (``/repromatrix keep``, the keep label): ack records it
+    in the bot comment, ``issue keep`` opens the pull request (issue/keep.py). The plan
+    holds its code as repro-<issue>.py, checked against ``sha256`` (the approved one)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    issue: int = Field(ge=1)
+    comment: int | None = Field(None, ge=1)  # /repromatrix keep's comment (👍 on it)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    by: str = Field(pattern=LOGIN.pattern)
+    url: str = Field(
+        "", pattern=r"^(https://[A-Za-z0-9.-]+/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/issues/\d+)?$"
+    )
+    pins: list[str] = Field(default_factory=list, max_length=40)
+    packages: list[str] = Field(default_factory=list, max_length=40)  # the cells' requires()
+    failing: dict[str, str] = Field(default_factory=dict, max_length=40)  # seen failing with
+    expected: Literal["fails", "passes"] = "fails"
+    minutes: int = Field(60, ge=1, le=360)
+
+
 class Plan(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -136,11 +158,13 @@ class Plan(BaseModel):
     jobs: list[Job] = []
     replies: list[Reply] = []
     approvals: list[PlannedApproval] = Field(default_factory=list, max_length=10)
+    keeps: list[PlannedKeep] = Field(default_factory=list, max_length=10)
     notes: list[str] = []  # what the parse job decided not to do, and why (the log)
 
     def acks(self) -> int:
-        """What the ack job does: replies, approvals, 👀 on commands."""
-        return len(self.replies) + len(self.approvals) + sum(1 for j in self.jobs if j.comment)
+        """What the ack job does: replies, approvals, keeps, 👀 on commands."""
+        commands = sum(1 for j in self.jobs if j.comment)
+        return len(self.replies) + len(self.approvals) + len(self.keeps) + commands
 
 
 def effective_pins(
