@@ -278,8 +278,8 @@ def scaffold(root: Path) -> list[Command]:
 # source -> (how to collect it, at least this many commands: a collector that silently
 # finds nothing fails here)
 SOURCES: dict[str, tuple[Callable[[Path], list[Command]], int]] = {
-    "README.md": (readme, 30),
-    "docs": (docs, 15),
+    "README.md": (readme, 15),
+    "docs": (docs, 100),
     "examples and benchmarks": (examples, 2),
     "noxfile docstrings": (noxfile, 9),
     "cli help and synopses": (cli_help, 8),

@@ -75,7 +75,7 @@ def prepare(
 
     matrix = load_matrix(options.matrix, cases=options.cases)
     if matrix.atlas is None:
-        raise UserError(f"{matrix.path.name}: atlas: no atlas block (README: Compatibility atlas)")
+        raise UserError(f"{matrix.path.name}: atlas: no atlas block (docs/atlas.md)")
     settings = matrix.atlas
     if options.budget is not None and options.budget < 1:
         raise UserError(f"--budget {options.budget}: give 1 or more cells")

@@ -1,4 +1,4 @@
-"""The README's "Ask on the issue" exchange is what the code does: its issue and command
+"""docs/issue-repro.md's "One real exchange" is what the code does: its issue and command
 plan the sweep it answers, its refusal is the parser's reply word for word, and its
 answer is a bot comment the state reader accepts."""
 
@@ -12,12 +12,12 @@ from repromatrix.issue.config import IssueSettings
 from repromatrix.issue.event import decide_comment
 from repromatrix.issue.state import MARKER
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "issue-repro.md"
 
 
 def _section() -> str:
-    text = README.read_text()
-    return text.split("## Ask on the issue", 1)[1].split("\n## Use it in your own", 1)[0]
+    text = DOC.read_text()
+    return text.split("## One real exchange", 1)[1].split("\n## Reading a comment", 1)[0]
 
 
 def _blocks() -> list[str]:
