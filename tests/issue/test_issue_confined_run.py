@@ -171,8 +171,8 @@ def test_where_it_cannot_confine_the_run_job_refuses_with_one_line(tmp_path: Pat
     )  # fmt: skip
     line = (
         "bubblewrap (bwrap) is not installed: apt-get install bubblewrap; a repro runs only "
-        "confined here (issue: confinement: optional in .github/repromatrix.yml runs it "
-        "unconfined)"
+        "confined here (issue: confinement: optional, in matrix.yaml or "
+        ".github/repromatrix.yml, runs it unconfined)"
     )
     assert done.returncode == 2 and done.stderr.strip().splitlines() == [
         f"repromatrix: error: {line}"

@@ -96,6 +96,7 @@ def test_a_job_killed_mid_way_is_named_and_its_combinations_are_lost(scenario: S
     # The tracking issue names the lost job.
     [created] = scenario.gh.calls_to("issue", "create")
     assert KILLED_JOB in created["body"]
-    assert "| `pk20.8` | `<lost>` | lost |" in created["body"]
-    assert "| `pk20.7` | `<lost>` | lost |" in created["body"]
+    # New tonight, grouped by cause: one cause (the lost job), both combinations under it.
+    assert "### New tonight: 2 failures, 1 cause\n" in created["body"]
+    assert "2 lost: `pk20.8` `<lost>`, `pk20.7` `<lost>`" in created["body"]
     assert "📭 2 LOST" in run.summary()

@@ -25,6 +25,9 @@ passes in the environment.
       keep_label: repromatrix:keep    # the label that keeps an issue's repro as a case
       confinement: required           # or optional: where bubblewrap is missing, repros
                                       # run unconfined instead of being refused
+
+The confinement opt-out may also be said in the project's matrix.yaml, beside its
+tiers (``issue: {confinement: optional}``): either file saying ``optional`` opts out.
 """
 
 from __future__ import annotations
@@ -39,11 +42,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from repromatrix.errors import UserError
 from repromatrix.github.authors import BOT_LOGIN, DEFAULT_BOTS
+from repromatrix.matrix.model import IssueBlock
 from repromatrix.matrix.validation import validate
 from repromatrix.names import canonicalize_name
 from repromatrix.probe.check import parse_pin_option
 
 CONFIG_FILE = Path(".github/repromatrix.yml")
+MATRIX_FILE = Path("matrix.yaml")
 TRUSTED_VARIABLE = "REPROMATRIX_TRUSTED"
 # A person who may label an issue is trusted for the label when GitHub gives them one of
 # these (the labeled event carries no author association: the permission API says it).
@@ -140,8 +145,8 @@ def repository_url(url: str) -> str:
     return url.removesuffix("/")
 
 
-def load_settings(path: Path = CONFIG_FILE, environ: dict[str, str] | None = None) -> IssueSettings:
-    """The settings (defaults where the file or key is absent); a bad file is one line."""
+def _issue_section(path: Path, expected: str) -> object:
+    """The ``issue:`` mapping of a YAML file ({} where the file or the key is absent)."""
     data: object = {}
     if path.is_file():
         try:
@@ -149,10 +154,22 @@ def load_settings(path: Path = CONFIG_FILE, environ: dict[str, str] | None = Non
         except (yaml.YAMLError, UnicodeDecodeError) as err:
             raise UserError(f"{path}: not YAML ({' '.join(str(err).split())[:200]})") from None
     if not isinstance(data, dict):
-        raise UserError(f"{path}: expected a mapping with an 'issue:' key")
-    section = data.get("issue") or {}
+        raise UserError(f"{path}: expected {expected}")
+    return data.get("issue") or {}
+
+
+def load_settings(
+    path: Path = CONFIG_FILE,
+    environ: dict[str, str] | None = None,
+    matrix: Path = MATRIX_FILE,
+) -> IssueSettings:
+    """The settings (defaults where the file or key is absent); a bad file is one line."""
+    section = _issue_section(path, "a mapping with an 'issue:' key")
     # One line naming the file, the key and the value, as for matrix.yaml.
     settings = validate(IssueSettings, section, str(path), ("issue",))
+    declared = validate(IssueBlock, _issue_section(matrix, "a mapping"), str(matrix), ("issue",))
+    if declared.confinement == "optional":
+        settings = settings.model_copy(update={"confinement": "optional"})
     listed = (environ if environ is not None else os.environ).get(TRUSTED_VARIABLE, "")
     extra = [login for login in re.split(r"[\s,]+", listed) if login]
     if extra:

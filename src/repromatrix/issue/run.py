@@ -152,7 +152,8 @@ def run_issue(
     if any(job.confinement == "required" for job in jobs):
         line = (
             f"{why}; a repro runs only confined here "
-            "(issue: confinement: optional in .github/repromatrix.yml runs it unconfined)"
+            "(issue: confinement: optional, in matrix.yaml or .github/repromatrix.yml, "
+            "runs it unconfined)"
         )
         for job in jobs:
             write_result(

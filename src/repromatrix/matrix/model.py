@@ -244,6 +244,18 @@ class TierSettings(BaseModel):
 TIER_KEYS = frozenset(TierSettings.model_fields)
 
 
+class IssueBlock(BaseModel):
+    """matrix.yaml's ``issue:`` block: what the maintainer says of the issue bot's repro
+    runs in the project's own file (the rest of the bot's settings sit in
+    .github/repromatrix.yml: issue/config.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # required: the run job refuses where it cannot confine the repro (bubblewrap);
+    # optional: it runs the repro unconfined there, and says so.
+    confinement: Literal["required", "optional"] = "required"
+
+
 class Document(BaseModel):
     """The top level of matrix.yaml; entries are validated one by one later so
     that each error can name its own path."""
@@ -256,6 +268,7 @@ class Document(BaseModel):
     tier_defaults: dict[str, dict[str, Any]] = {}
     tiers: dict[str, list[dict[str, Any]]]
     atlas: Any = None  # the compatibility atlas's block, checked by atlas.read_atlas
+    issue: IssueBlock | None = None  # the issue bot's opt-outs (issue/config.py reads it)
 
 
 @dataclass(frozen=True)

@@ -353,7 +353,9 @@ def _new_by_cause(new: list[Failure], results: Results) -> str:
     if not new:
         return ""
     groups = by_cause(new, results)
-    lines = [f"### New tonight: {len(new)} failures, {len(groups)} causes", ""]
+    failures = f"{len(new)} failure" + ("s" if len(new) != 1 else "")
+    causes = f"{len(groups)} cause" + ("s" if len(groups) != 1 else "")
+    lines = [f"### New tonight: {failures}, {causes}", ""]
     for said, failures in groups:
         statuses = Counter(f.status for f in failures)
         counted = ", ".join(f"{n} {status}" for status, n in statuses.most_common())
