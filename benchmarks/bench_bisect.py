@@ -31,9 +31,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from repromatrix.hunts.bisect.run import BisectOptions, run_bisect  # noqa: E402
+from repromatrix.hunts.bisect.run import BISECT, BisectOptions  # noqa: E402
+from repromatrix.hunts.hunt import run_hunt  # noqa: E402
 from repromatrix.matrix.cell import CellSpec  # noqa: E402
-from repromatrix.probe.check import parse_pin_option  # noqa: E402
+from repromatrix.matrix.pins import parse_pin_option  # noqa: E402
 from repromatrix.probe.prober import CellProber  # noqa: E402
 from repromatrix.probe.spec import Probe  # noqa: E402
 from repromatrix.results import write_json_atomic  # noqa: E402
@@ -59,7 +60,7 @@ def one_run(env_dir: Path | None, out: Path, jobs: int = 1) -> dict:
         jobs=jobs,
     )
     started = time.monotonic()
-    record, code = run_bisect(options, CellProber(env_dir=env_dir))
+    record, code = run_hunt(BISECT, options, CellProber(env_dir=env_dir))
     wall = time.monotonic() - started
     return {
         "jobs": jobs,

@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from repromatrix.hunts.culprit.locks import read_lock  # noqa: E402
-from repromatrix.hunts.culprit.run import CulpritOptions, run_culprit  # noqa: E402
+from repromatrix.hunts.culprit.run import CULPRIT, CulpritOptions  # noqa: E402
+from repromatrix.hunts.hunt import run_hunt  # noqa: E402
 from repromatrix.probe.prober import CellProber  # noqa: E402
 from repromatrix.probe.spec import Probe  # noqa: E402
 from repromatrix.results import write_json_atomic  # noqa: E402
@@ -48,7 +49,7 @@ def one_run(env_dir: Path | None, out: Path) -> dict:
         out=out,
     )
     started = time.monotonic()
-    record, code = run_culprit(options, CellProber(env_dir=env_dir))
+    record, code = run_hunt(CULPRIT, options, CellProber(env_dir=env_dir))
     wall = time.monotonic() - started
     culprits = [(c["package"], c["good"], c["bad"]) for c in record.culprits]
     return {

@@ -56,10 +56,11 @@ from repromatrix.environment.as_of import (  # noqa: E402
     time_travel,
 )
 from repromatrix.environment.uv import find_interpreter, uv_binary  # noqa: E402
-from repromatrix.hunts.bisect.run import BisectOptions, run_bisect  # noqa: E402
+from repromatrix.hunts.bisect.run import BISECT, BisectOptions  # noqa: E402
+from repromatrix.hunts.hunt import run_hunt  # noqa: E402
 from repromatrix.matrix import DEFAULT_PACKAGES  # noqa: E402
 from repromatrix.matrix.cell import CellSpec  # noqa: E402
-from repromatrix.probe.check import parse_pin_option  # noqa: E402
+from repromatrix.matrix.pins import parse_pin_option  # noqa: E402
 from repromatrix.probe.prober import CellProber  # noqa: E402
 from repromatrix.probe.spec import Probe  # noqa: E402
 from repromatrix.results import write_json_atomic  # noqa: E402
@@ -111,7 +112,7 @@ def bisect(package: str, example: dict, env_dir: Path | None, out: Path) -> dict
         out=out,
     )
     started = time.monotonic()
-    record, code = run_bisect(options, CellProber(env_dir=env_dir))
+    record, code = run_hunt(BISECT, options, CellProber(env_dir=env_dir))
     wall = time.monotonic() - started
     answer = (record.first, record.last)
     return {

@@ -13,8 +13,10 @@ import pytest
 
 from repromatrix.cli.app import COMMAND_GROUPS
 from repromatrix.hunt_table import HUNT_NAMES, HUNTS
-from repromatrix.hunts import Hunt
+from repromatrix.hunts.hunt import Hunt
 from repromatrix.issue.command import HUNT_KINDS, KINDS, WORDS
+from repromatrix.issue.offered import offer
+from repromatrix.issue.plan import JOB_KINDS
 from repromatrix.matrix.model import RESERVED_IDS
 from repromatrix.matrix.sessions import read_sessions
 from repromatrix.nightly.follow import WORKFLOWS
@@ -22,19 +24,23 @@ from repromatrix.nightly.follow import WORKFLOWS
 
 @pytest.mark.parametrize("row", HUNTS, ids=lambda row: row.name)
 def test_each_row_names_a_hunt_of_the_one_shape(row) -> None:
-    module = importlib.import_module(row.module)
-    for name in ("plan", "run"):
-        assert callable(getattr(module, name, None)), f"{row.module}.{name}"
-    # run(plan, prober, ...): the hunt is handed its prober (hunts.Hunt).
-    assert list(inspect.signature(module.run).parameters)[1] == "prober"
-    assert list(inspect.signature(Hunt.run).parameters)[2] == "prober"
+    declared = getattr(importlib.import_module(row.module), row.attribute)
+    assert isinstance(declared, Hunt) and declared.name == row.name and declared.row is row
+    # plan(options, voice), run(plan, runner, voice): the hunt is handed its runner.
+    assert len(inspect.signature(declared.plan).parameters) == 2
+    assert len(inspect.signature(declared.run).parameters) == 3
     command = importlib.import_module(row.cli)
     assert (row.name,) == command.COMMANDS
-    assert callable(getattr(command, "options", None)) or callable(getattr(command, "run", None))
+    assert callable(command.options) and callable(command.runner)
     assert ((row.name,), row.cli) in COMMAND_GROUPS
     assert Path(importlib.import_module(f"repromatrix.hunts.{row.name}").__file__).name == (
         "__init__.py"
     ), "one folder per hunt"
+    if row.issue:  # offered on issues: its module in issue/offered/, the same hunt
+        assert offer(row.name).hunt is declared
+    else:
+        with pytest.raises(ModuleNotFoundError):
+            offer(row.name)
 
 
 def test_every_reader_offers_the_tables_hunts(repo_root: Path) -> None:
@@ -43,6 +49,7 @@ def test_every_reader_offers_the_tables_hunts(repo_root: Path) -> None:
     assert HUNT_NAMES <= RESERVED_IDS, "no combination may take a hunt's session name"
     assert set(HUNT_KINDS) == {row.name for row in HUNTS if row.issue}
     assert set(KINDS) == {*HUNT_KINDS, *WORDS} and set(WORDS) == {"approve", "keep"}
+    assert set(JOB_KINDS) == {*HUNT_KINDS, "watch"}, "the bot's jobs: the table's, and the watch"
     assert {row.name: row.workflow for row in HUNTS if row.workflow} == WORKFLOWS
     for workflow in WORKFLOWS.values():
         assert (repo_root / ".github" / "workflows" / workflow).is_file(), workflow

@@ -1,7 +1,7 @@
 """The hunts, one row each: what the command line, the noxfile (and the static read
 of it, matrix/sessions.py), the issue bot and the nightly's triage read to offer a
 hunt (pytest's report_teststatus idea: one table, read by everyone). Adding a hunt is
-one folder under hunts/ (its run module has the shape of hunts.Hunt) and one row here.
+one folder under hunts/ (its run module declares its hunts.hunt.Hunt) and one row here.
 
 Vocabulary, importing nothing: the parser, ``--help`` and the noxfile read the table
 without loading a hunt; a row names its modules, which load when the hunt runs.
@@ -21,9 +21,11 @@ class HuntRow:
     # What its nox session puts before the session's arguments (atlas: its run step).
     session: tuple[str, ...] = ()
 
-    # Its run module (plan(options), run(plan, prober): hunts.Hunt), and the command-line
-    # module that parses its options (options(args)), by their names.
+    # Its run module and the Hunt it declares there (hunts.hunt.Hunt: BISECT, SWEEP, ...),
+    # and the command-line module that parses its options (options(args)) and gives
+    # its runner (runner(args, prober)), by their names.
     module = property(lambda row: f"repromatrix.hunts.{row.name}.run")
+    attribute = property(lambda row: row.name.upper())
     cli = property(lambda row: f"repromatrix.cli.{row.name}")
 
 
@@ -131,3 +133,5 @@ def hunt(name: str) -> HuntRow:
 
 
 HUNT_NAMES = frozenset(BY_NAME)
+# The hunts the issue bot offers (`/repromatrix NAME`): its job kinds, with the watch.
+OFFERED = tuple(row.name for row in HUNTS if row.issue)

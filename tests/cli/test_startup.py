@@ -136,7 +136,7 @@ def test_each_group_module_defines_the_commands_the_app_names_for_it() -> None:
 @pytest.mark.parametrize(
     ("command", "absent"),
     [
-        ("check", ("repromatrix.cli.nightly", "repromatrix.gh", "repromatrix.cli.init")),
+        ("check", ("repromatrix.cli.nightly", "repromatrix.github.client", "repromatrix.cli.init")),
         ("run", ("repromatrix.cli.bisect", "repromatrix.cli.nightly", "repromatrix.cli.issue")),
         ("triage", ("repromatrix.cli.bisect", "repromatrix.cli.init")),
     ],
@@ -161,7 +161,7 @@ def test_check_on_a_cell_loads_no_models() -> None:
     # What `check` imports to parse its pins, find its cell and run a script in it.
     loaded = _loaded_after(
         "import repromatrix.cli.app, repromatrix.probe.check\n"
-        "from repromatrix.probe.check import parse_pin_option\n"
+        "from repromatrix.matrix.pins import parse_pin_option\n"
         "parse_pin_option('torch==2.13.0')\n"
     )
     assert "repromatrix.probe.check" in loaded and "repromatrix.environment.store" in loaded

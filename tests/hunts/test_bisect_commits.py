@@ -16,7 +16,8 @@ from support.wheels import project_toml
 from repromatrix import cli
 from repromatrix.errors import UserError
 from repromatrix.hunts.bisect.commits import Commit, history
-from repromatrix.hunts.bisect.run import BisectOptions, run_bisect
+from repromatrix.hunts.bisect.run import BISECT, BisectOptions
+from repromatrix.hunts.hunt import Voice, run_hunt
 from repromatrix.probe.prober import CellProber
 from repromatrix.probe.spec import Probe
 
@@ -98,7 +99,7 @@ def test_a_commit_bisect_finds_the_bad_commit(repo, tmp_path: Path) -> None:
         jobs=2,
     )
     lines: list[str] = []
-    record, code = run_bisect(options, CellProber(env_dir=env_dir), say=lines.append)
+    record, code = run_hunt(BISECT, options, CellProber(env_dir=env_dir), Voice(say=lines.append))
     assert code == 0, record.reason
     assert record.mode == "commits"
     assert record.first_bad == shas["bad"]
@@ -113,7 +114,7 @@ def test_a_commit_bisect_finds_the_bad_commit(repo, tmp_path: Path) -> None:
     assert "- mode: commits;" in text and f"`{shas['bad']}`" in text
 
     # Again: every commit tested before reuses its environment (keyed on the sha).
-    again, _ = run_bisect(options, CellProber(env_dir=env_dir), say=lines.append)
+    again, _ = run_hunt(BISECT, options, CellProber(env_dir=env_dir), Voice(say=lines.append))
     assert again.first_bad == shas["bad"]
     assert all(step.reused for step in again.steps)
 
@@ -176,7 +177,9 @@ def test_a_release_bisect_goes_on_into_commits(repo, tmp_path: Path) -> None:
         wheelhouse=wheels,
         git=root.as_uri(),
     )
-    record, code = run_bisect(options, CellProber(env_dir=tmp_path / "envs"), say=lambda _: None)
+    record, code = run_hunt(
+        BISECT, options, CellProber(env_dir=tmp_path / "envs"), Voice(say=lambda _: None)
+    )
     assert code == 0, record.reason
     assert record.mode == "releases+commits"
     assert record.commits["releases"]["first_bad"] == "0.2.0"

@@ -20,9 +20,10 @@ from repromatrix.hunts.bisect.report import (
     markdown,
     verdict_line,
 )
-from repromatrix.hunts.bisect.run import BisectOptions, run_bisect
+from repromatrix.hunts.bisect.run import BISECT, BisectOptions
+from repromatrix.hunts.hunt import Voice, run_hunt
 from repromatrix.matrix.cell import CellSpec
-from repromatrix.probe.check import parse_pin_option
+from repromatrix.matrix.pins import parse_pin_option
 from repromatrix.probe.observation import BuiltCell, DateCap, InstallFailure, Observation
 from repromatrix.probe.rounds import probe_devices
 from repromatrix.probe.spec import Probe
@@ -101,7 +102,9 @@ def test_a_regression_is_found_and_reported(
     tested: list[str] = []
     prober = fake_prober(truth, tested)
     lines: list[str] = []
-    record, code = run_bisect(options(tmp_path, script, "1.0.0", "2.0.0"), prober, say=lines.append)
+    record, code = run_hunt(
+        BISECT, options(tmp_path, script, "1.0.0", "2.0.0"), prober, Voice(say=lines.append)
+    )
     assert code == 0
     assert lines == [record.verdict]
     assert record.verdict.startswith("first bad: tiny-pkg 1.3.0 (last good: 1.2.1), ")
@@ -131,7 +134,7 @@ def test_a_regression_is_found_and_reported(
     assert data["mode"] == "releases" and data["rounds"] == len(tested)
 
     # Running it again keeps the first report as .previous.
-    run_bisect(options(tmp_path, script, "1.0.0", "2.0.0"), prober, say=lines.append)
+    run_hunt(BISECT, options(tmp_path, script, "1.0.0", "2.0.0"), prober, Voice(say=lines.append))
     assert (folder.parent / "tiny-pkg-1.0.0-2.0.0.previous" / "bisect.json").exists()
 
 
@@ -145,10 +148,11 @@ def test_a_fix_with_skips_next_to_it_is_inconclusive(
     truth["1.3.0"] = truth["1.4.0"] = ProbeOutcome.SKIP
     tested: list[str] = []
     prober = fake_prober(truth, tested)
-    record, code = run_bisect(
+    record, code = run_hunt(
+        BISECT,
         options(tmp_path, script, good="2.0.0", bad="1.0.0", find=Find.FIRST_GOOD),
         prober,
-        say=print,
+        Voice(say=print),
     )
     assert code == 1
     assert record.status == "inconclusive"
@@ -166,7 +170,9 @@ def test_ends_that_do_not_behave_as_claimed(
     truth = dict.fromkeys(RELEASES, ProbeOutcome.BAD)
     tested: list[str] = []
     prober = fake_prober(truth, tested)
-    record, code = run_bisect(options(tmp_path, script, "1.1.0", "1.6.0"), prober, say=print)
+    record, code = run_hunt(
+        BISECT, options(tmp_path, script, "1.1.0", "1.6.0"), prober, Voice(say=print)
+    )
     assert code == 1
     assert tested == ["1.1.0", "1.6.0"]
     assert "good end 1.1.0 was bad (exit 1)" in record.verdict
@@ -201,8 +207,8 @@ def test_pre_releases_on_request(
     truth = {v: ProbeOutcome.GOOD for v in [*RELEASES, "2.0.0rc1"]}
     truth["2.0.0"] = ProbeOutcome.BAD
     prober = fake_prober(truth, [])
-    record, code = run_bisect(
-        options(tmp_path, script, "1.6.0", "2.0.0", pre=True), prober, say=print
+    record, code = run_hunt(
+        BISECT, options(tmp_path, script, "1.6.0", "2.0.0", pre=True), prober, Voice(say=print)
     )
     assert record.candidates == ["1.6.0", "2.0.0rc1", "2.0.0"]
     assert (code, record.first_bad, record.last_good) == (0, "2.0.0", "2.0.0rc1")
@@ -223,8 +229,11 @@ def test_a_wheelhouse_is_the_only_source(
         indexes.append(trial.index)
         return fake(trial)
 
-    record, code = run_bisect(
-        options(tmp_path, script, "1.0.0", "1.5.0", wheelhouse=wheels), prober, say=print
+    record, code = run_hunt(
+        BISECT,
+        options(tmp_path, script, "1.0.0", "1.5.0", wheelhouse=wheels),
+        prober,
+        Voice(say=print),
     )
     assert record.candidates == ["1.0.0", "1.2.0", "1.5.0"]
     assert (code, record.first_bad) == (0, "1.2.0")
@@ -278,8 +287,11 @@ def test_a_missing_script_exits_2(index: str, capsys: pytest.CaptureFixture) -> 
     assert "--script missing.py: no such file" in capsys.readouterr().err
 
 
-def test_check_bad_input_stops_git_bisect(capsys: pytest.CaptureFixture) -> None:
+def test_check_bad_input_stops_git_bisect(
+    capsys: pytest.CaptureFixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # git bisect run marks 1..127 (but 125) bad; 128 makes it stop.
+    monkeypatch.chdir(tmp_path)  # no matrix.yaml whose defaults: would pin a package
     assert cli.main(["check", "--script", "missing.py", "--pin", "torch==2.13.0"]) == 128
     assert "no such file" in capsys.readouterr().err
     assert cli.main(["check", "--script", __file__]) == 128
@@ -318,11 +330,11 @@ def test_a_date_before_the_package_existed_is_one_warning(
     truth = {v: ProbeOutcome.GOOD if v < "1.3.0" else ProbeOutcome.BAD for v in RELEASES}
     prober = fake_prober(truth, [])
     shown = StringIO()
-    run_bisect(
+    run_hunt(
+        BISECT,
         options(tmp_path, script, "1.0.0", "2.0.0", as_of="1970-01-01"),
         prober,
-        console=Console(file=shown, width=300),
-        say=lambda _line: None,
+        Voice(say=lambda _line: None, console=Console(file=shown, width=300)),
     )
     first = shown.getvalue().splitlines()[0]
     assert first == (
@@ -393,12 +405,18 @@ def test_jobs_two_finds_the_same_release_in_fewer_rounds(
     }
     tested: list[str] = []
     prober = fake_prober(truth, tested)
-    one, _ = run_bisect(
-        options(tmp_path / "one", script, "1.0.0", "2.0.0"), prober, say=lambda _: None
+    one, _ = run_hunt(
+        BISECT,
+        options(tmp_path / "one", script, "1.0.0", "2.0.0"),
+        prober,
+        Voice(say=lambda _: None),
     )
     tested.clear()
-    two, code = run_bisect(
-        options(tmp_path / "two", script, "1.0.0", "2.0.0", jobs=2), prober, say=lambda _: None
+    two, code = run_hunt(
+        BISECT,
+        options(tmp_path / "two", script, "1.0.0", "2.0.0", jobs=2),
+        prober,
+        Voice(say=lambda _: None),
     )
     assert code == 0 and (two.first_bad, two.last_good) == (one.first_bad, one.last_good)
     assert two.jobs == 2 and two.rounds < one.rounds
@@ -500,8 +518,11 @@ def test_candidates_the_date_cap_refused_are_named_with_the_way_out(
         return Observation(ProbeOutcome.BAD, "exit 1", 1.0, cell)
 
     lines: list[str] = []
-    record, code = run_bisect(
-        options(tmp_path, script, "1.0.0", "2.0.0", as_of=PACKAGE), prober, say=lines.append
+    record, code = run_hunt(
+        BISECT,
+        options(tmp_path, script, "1.0.0", "2.0.0", as_of=PACKAGE),
+        prober,
+        Voice(say=lines.append),
     )
     assert code == 1 and record.status != "found"
     rerun = (
@@ -538,7 +559,9 @@ def test_the_console_says_a_yanked_release_is_skipped_and_a_long_error_once(
         return Observation(outcome, detail, 1.0, BuiltCell(identity="f" * 16))
 
     shown = Console(record=True, width=80, soft_wrap=True, file=open(os.devnull, "w"))  # noqa: SIM115
-    record, _ = run_bisect(options(tmp_path, script, "1.0.0", "2.0.0"), prober, console=shown)
+    record, _ = run_hunt(
+        BISECT, options(tmp_path, script, "1.0.0", "2.0.0"), prober, Voice(console=shown)
+    )
     text = shown.export_text()
     assert "skipping yanked tiny-pkg 1.4.1 (PEP 592: not a candidate)" in text
     bad_lines = [line for line in text.splitlines() if ": bad (" in line]

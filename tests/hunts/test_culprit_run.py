@@ -13,7 +13,8 @@ from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
 from repromatrix.hunts.culprit.locks import parse_lock
 from repromatrix.hunts.culprit.options import CulpritOptions, locks_from_results
-from repromatrix.hunts.culprit.run import run_culprit
+from repromatrix.hunts.culprit.run import CULPRIT, culprit_hunt
+from repromatrix.hunts.hunt import Voice, run_hunt
 from repromatrix.matrix.cell import CellSpec
 from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.outcomes import ProbeOutcome
@@ -71,7 +72,7 @@ def test_the_flow_writes_culprit_json_and_md(
     calls: list[dict[str, str]] = []
     bisects = []
 
-    def fake_bisect(options, **_):
+    def fake_bisect(options, *_):
         bisects.append(options)
         record = SimpleNamespace(
             status="found", first_bad="5.0.0", last_good="4.57.6", steps=[1, 2, 3, 4, 5],
@@ -88,7 +89,9 @@ def test_the_flow_writes_culprit_json_and_md(
         out=tmp_path / "out",
         command="nox -s culprit -- ...",
     )
-    record, code = run_culprit(options, fake_prober(calls), say=said.append, bisect=fake_bisect)
+    record, code = run_hunt(
+        culprit_hunt(fake_bisect), options, fake_prober(calls), Voice(say=said.append)
+    )
     assert code == 0
     assert said == [record.verdict]
     assert record.verdict.startswith(
@@ -132,7 +135,7 @@ def test_a_good_lock_that_fails_is_exit_1(
         out=tmp_path,
     )
     bad = lambda _trial: Observation(ProbeOutcome.BAD, "exit 1", 1.0)  # noqa: E731
-    record, code = run_culprit(options, bad, say=lambda _: None)
+    record, code = run_hunt(CULPRIT, options, bad, Voice(say=lambda _: None))
     assert code == 1
     assert record.status == "ends-mismatch"
     assert record.verdict.startswith("no culprit: the good lock is bad (exit 1)")
@@ -171,7 +174,7 @@ def test_the_locks_indexes_reach_every_cell_with_credentials_masked(
         indexes.append(trial.index)
         return fake(trial)
 
-    fake_bisect = lambda options, **_: (SimpleNamespace(  # noqa: E731
+    fake_bisect = lambda options, *_: (SimpleNamespace(  # noqa: E731
         status="found", first_bad="5.0.0", last_good="4.57.6", steps=[1], candidates=[1],
         verdict="first bad: transformers 5.0.0",
     ), 0)  # fmt: skip
@@ -184,7 +187,9 @@ def test_the_locks_indexes_reach_every_cell_with_credentials_masked(
         out=tmp_path / "out",
         index=IndexSettings(find_links=("/srv/wheelhouse",)),
     )
-    _record, code = run_culprit(options, recording, say=lambda _: None, bisect=fake_bisect)
+    _record, code = run_hunt(
+        culprit_hunt(fake_bisect), options, recording, Voice(say=lambda _: None)
+    )
     assert code == 0 and indexes
     for index in indexes:
         assert index.index_url == mirror

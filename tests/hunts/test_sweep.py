@@ -239,7 +239,7 @@ def test_a_cpu_sweeps_reproducer_pins_torch_to_the_cpu_index_and_caps_the_projec
     from repromatrix.hunts.sweep import reproducer as sweep_reproducer
     from repromatrix.hunts.sweep.report import ResultRecord, SweepRecord
     from repromatrix.matrix.cell import CellSpec
-    from repromatrix.probe.check import parse_pin_option
+    from repromatrix.matrix.pins import parse_pin_option
     from repromatrix.probe.spec import Probe
 
     probe = tmp_path / "probe.py"
@@ -362,8 +362,8 @@ def test_a_reproducer_builds_a_folder_pin_from_where_the_script_is(tmp_path: Pat
     from repromatrix.hunts.sweep import reproducer as sweep_reproducer
     from repromatrix.hunts.sweep.report import ResultRecord, SweepRecord
     from repromatrix.matrix.cell import CellSpec
+    from repromatrix.matrix.pins import parse_pin_option
     from repromatrix.probe.candidates import Listing
-    from repromatrix.probe.check import parse_pin_option
     from repromatrix.probe.spec import Probe
 
     project = tmp_path / "mylib"

@@ -19,7 +19,8 @@ from support.wheels import pure_wheel
 from repromatrix import cli
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
-from repromatrix.hunts.sweep.run import Releases, SweepOptions, run_sweep
+from repromatrix.hunts.hunt import Voice, run_hunt
+from repromatrix.hunts.sweep.run import SWEEP, Releases, SweepOptions, sweep_hunt
 from repromatrix.matrix.cell import CellSpec
 from repromatrix.probe.observation import BuiltCell, DateCap, InstallFailure, Observation
 from repromatrix.probe.prober import CellProber
@@ -82,7 +83,8 @@ def test_a_sweep_finds_every_flip_and_writes_reproducers(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     said: list[str] = []
-    record, code = run_sweep(
+    record, code = run_hunt(
+        SWEEP,
         SweepOptions(
             package=PACKAGE,
             start="1.0.0",
@@ -93,7 +95,7 @@ def test_a_sweep_finds_every_flip_and_writes_reproducers(
             index=index_with(wheels),
         ),
         CellProber(env_dir=tmp_path / "envs"),
-        say=said.append,
+        Voice(say=said.append),
     )
     assert code == 0
     folder = tmp_path / "reports" / "sweep" / f"{PACKAGE}-1.0.0-2.0.0"
@@ -155,7 +157,8 @@ def test_latest_patch_sweeps_the_newest_of_each_series(
     monkeypatch.chdir(tmp_path)
     # A noxfile with a bisect session (no sweep one): the narrowing bisect names it.
     (tmp_path / "noxfile.py").write_text("import nox\n\n@nox.session\ndef bisect(session): ...\n")
-    record, code = run_sweep(
+    record, code = run_hunt(
+        SWEEP,
         SweepOptions(
             package=PACKAGE,
             start="2.0.0",  # either order
@@ -166,7 +169,7 @@ def test_latest_patch_sweeps_the_newest_of_each_series(
             index=index_with(wheels),
         ),
         CellProber(env_dir=tmp_path / "envs"),
-        say=lambda _line: None,
+        Voice(say=lambda _line: None),
     )
     assert code == 0
     assert record.candidates == ["1.0.0", "1.1.1", "1.2.1", "2.0.0"]
@@ -203,7 +206,8 @@ def test_a_case_probe_and_an_unpinned_import(tmp_path: Path, wheels: Path) -> No
         "        import some_unpinned_module  # only the broken releases reach this\n"
         f"    assert {MODULE}.total([1, 2]) == 3\n"
     )
-    record, code = run_sweep(
+    record, code = run_hunt(
+        SWEEP,
         SweepOptions(
             package=PACKAGE,
             start="1.1.1",
@@ -213,7 +217,7 @@ def test_a_case_probe_and_an_unpinned_import(tmp_path: Path, wheels: Path) -> No
             index=index_with(wheels),
         ),
         CellProber(env_dir=tmp_path / "envs"),
-        say=lambda _line: None,
+        Voice(say=lambda _line: None),
     )
     assert code == 0
     skipped, good = record.results
@@ -227,7 +231,8 @@ def test_as_of_a_package_nobody_pinned_is_refused_before_anything_runs(
     tmp_path: Path, probe: Path
 ) -> None:
     with pytest.raises(UserError, match="--as-of accelerate: accelerate has no exact pin"):
-        run_sweep(
+        run_hunt(
+            SWEEP,
             SweepOptions(
                 package=PACKAGE,
                 start="1.0.0",
@@ -235,7 +240,8 @@ def test_as_of_a_package_nobody_pinned_is_refused_before_anything_runs(
                 probe=Probe(script=probe),
                 out=tmp_path / "out",
                 cell=CellSpec(as_of="accelerate"),
-            )
+            ),
+            lambda trial: pytest.fail(f"probed {trial.name}"),
         )
     assert not (tmp_path / "out").exists()
 
@@ -295,7 +301,8 @@ def test_the_summary_is_posted_on_an_issue(tmp_path: Path, wheels: Path, probe: 
             posted.append((issue, body))
             return True
 
-    _record, _ = run_sweep(
+    _record, _ = run_hunt(
+        sweep_hunt(Recorder()),
         SweepOptions(
             package=PACKAGE,
             start="1.2.0",
@@ -306,8 +313,7 @@ def test_the_summary_is_posted_on_an_issue(tmp_path: Path, wheels: Path, probe: 
             issue=15,
         ),
         CellProber(env_dir=tmp_path / "envs"),
-        say=lambda _line: None,
-        github=Recorder(),  # type: ignore[arg-type]
+        Voice(say=lambda _line: None),
     )
     (issue, body) = posted[0]
     assert issue == 15 and body.name == "sweep.md"

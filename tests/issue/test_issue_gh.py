@@ -1,4 +1,4 @@
-"""gh.IssueComments through the gh test double (tests/support/gh_double.py): the REST
+"""github.client.IssueComments through the gh test double (tests/support/gh_double.py): the REST
 calls issue commands make, and what the fake GitHub keeps of them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from support.gh_double import GhDouble
 
 from repromatrix.errors import UserError
-from repromatrix.gh import IssueComments
+from repromatrix.github.client import IssueComments
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from support.gh_double import GhDouble
 
 from repromatrix import cli
 from repromatrix.errors import UserError
-from repromatrix.gh import PullRequests
+from repromatrix.github.client import PullRequests
 from repromatrix.github.inert import problems
 from repromatrix.issue.bot import memory
 from repromatrix.issue.command import Command, Refusal, parse_line

@@ -15,7 +15,8 @@ from repromatrix.errors import UserError
 from repromatrix.issue.command import Command, parse_comment
 from repromatrix.issue.config import IssueSettings
 from repromatrix.issue.event import comment_plan, preflight_in
-from repromatrix.issue.plan import Plan, make_job, preflight, read_plan, write_plan
+from repromatrix.issue.offered import Place, preflight
+from repromatrix.issue.plan import Plan, make_job, read_plan, write_plan
 from repromatrix.issue.repro import find_repro
 from repromatrix.issue.run import OutOfTime, deadline, keep_only_allowed
 
@@ -53,7 +54,7 @@ def _job(line: str, folder: Path, settings: IssueSettings):
 def test_a_sweep_within_the_limit_passes_preflight(index: Path) -> None:
     settings = IssueSettings(max_releases=3)
     job = _job("/repromatrix sweep packaging 21.0..22.0", index / "plan", settings)
-    preflight(job, index / "plan", index / "cases", settings)
+    preflight(job, Place(index / "plan", index / "cases", index / "out"), settings)
 
 
 @pytest.mark.parametrize(
@@ -74,7 +75,7 @@ def test_what_the_index_refuses_is_one_line(index: Path, line: str, said: str) -
     settings = IssueSettings(max_releases=3)
     job = _job(line, index / "plan", settings)
     with pytest.raises(UserError) as raised:
-        preflight(job, index / "plan", index / "cases", settings)
+        preflight(job, Place(index / "plan", index / "cases", index / "out"), settings)
     assert said in str(raised.value)
 
 
@@ -84,7 +85,7 @@ def test_check_without_any_package_is_refused(index: Path) -> None:
     assert isinstance(command, Command)
     job = make_job(command, issue=5, comment=9, author="a", repro=None, settings=settings)
     with pytest.raises(UserError, match="check needs the packages to install"):
-        preflight(job, index, index, settings)
+        preflight(job, Place(index, index, index / "out"), settings)
 
 
 def test_a_refused_sweep_becomes_a_reply_and_the_plan_reads_back(index: Path) -> None:

@@ -76,6 +76,43 @@ def test_culprits_cell_holds_only_what_a_lock_cannot_carry(write_matrix) -> None
     }, "transformers' exact pin is the locks' to give"
 
 
+DEFAULTS = """
+packages: [torch, transformers, mylib]
+defaults:
+  python: "3.12"
+  torch: "2.13.0"
+  mylib: "."
+  extra_index_urls: [https://download.example/whl/cpu]
+  exclude_newer: "2025-01-01"
+tiers:
+  t:
+    - {id: a, transformers: "4.57.0"}
+"""
+
+
+def test_without_a_cell_the_defaults_are_the_base_and_what_was_taken_is_said(
+    write_matrix,
+) -> None:
+    path = write_matrix(DEFAULTS)
+    defaults = load_matrix(path).defaults
+    assert defaults is not None
+    given = (parse_pin("torch", "2.12.0"),)
+    cell = CellSpec.from_command(given, defaults=defaults, searched="transformers")
+    pins = {pin.package: pin for pin in cell.pins}
+    assert pins["torch"].spec == "2.12.0" and pins["mylib"].location == path.parent
+    assert (cell.python, cell.extra_index_urls) == ("3.12", ("https://download.example/whl/cpu",))
+    assert cell.exclude_newer is None, "time travel is the command's own"
+    assert cell.took() == (
+        "from matrix.yaml's defaults: mylib=., Python 3.12, its indexes (--pin overrides)"
+    )
+    assert cell == CellSpec.from_command(given, defaults=defaults, python="3.12")
+    culprit = CellSpec.from_command((), defaults=defaults, held_only=True)
+    assert [pin.package for pin in culprit.pins] == ["mylib"], "a folder: no lock carries it"
+    # A --cell is the whole cell: the defaults are its matrix's already; nothing is said.
+    whole = CellSpec.from_command((), cell=load_matrix(path).find("a"), defaults=defaults)
+    assert whole.took() == ""
+
+
 def test_without_a_cell_the_command_line_is_all_there_is() -> None:
     pin = parse_pin("six", "1.16.0")
     assert CellSpec.from_command((pin,), python="3.11") == CellSpec(pins=(pin,), python="3.11")

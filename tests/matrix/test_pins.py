@@ -137,8 +137,7 @@ def test_matrix_folder_pins_are_relative_to_the_matrix_file(write_matrix, tmp_pa
 
 def test_pin_option_takes_a_folder_relative_to_the_working_directory(tmp_path, monkeypatch):
     from repromatrix.errors import UserError
-    from repromatrix.matrix.pins import pin_text
-    from repromatrix.probe.check import parse_pin_option
+    from repromatrix.matrix.pins import parse_pin_option, pin_text
 
     monkeypatch.chdir(tmp_path)
     pin = parse_pin_option("mylib=.")

@@ -133,7 +133,7 @@ def test_the_cli_writes_found_and_note_as_step_outputs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     client = FakeGitHub({3: {"atlas": {"atlas.json": '{"schema": 2}'}}})
-    monkeypatch.setattr("repromatrix.gh.GitHub", lambda *a, **k: client)
+    monkeypatch.setattr("repromatrix.cli.nightly.GitHub", lambda *a, **k: client)
     outputs = tmp_path / "outputs"
     into = tmp_path / "atlas"
 

@@ -81,7 +81,7 @@ def test_known_broken_and_flaky_are_not_failures_a_broken_install_is() -> None:
 
 
 def test_a_hunts_answer_comes_back_from_its_comment() -> None:
-    hunt = tracking.Hunt(
+    hunt = tracking.Dispatch(
         key=f"bisect:transformers:4.57.0:4.58.0:tf-latest:{CASE}",
         workflow="bisect.yml",
         what="transformers 4.57.0..4.58.0 (first-bad)",

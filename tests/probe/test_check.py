@@ -16,9 +16,10 @@ from repromatrix.environment.uv import InstallError, Interpreter
 from repromatrix.errors import UserError
 from repromatrix.execution._cell.signature import same_failure
 from repromatrix.hunts.check.run import CheckOptions, plan, run
+from repromatrix.hunts.hunt import Voice
 from repromatrix.matrix.cell import CellSpec
-from repromatrix.matrix.pins import PinKind, pin_text
-from repromatrix.probe.check import check, parse_pin_option, unique_pins, unpinned_import
+from repromatrix.matrix.pins import PinKind, parse_pin_option, pin_text, unique_pins
+from repromatrix.probe.check import check, unpinned_import
 from repromatrix.probe.observation import EXIT_CODES
 from repromatrix.probe.spec import Probe, Trial
 from repromatrix.search.bisection import ProbeOutcome
@@ -328,9 +329,10 @@ def test_check_prints_what_floating_pins_resolved_to(
     )
     said: list[str] = []
     told: list[str] = []
-    checked = plan(options, said.append)
+    voice = Voice(say=told.append, note=said.append)
+    checked = plan(options, voice)
     prober = lambda trial: check(trial, store=own_interpreter, log=said.append)  # noqa: E731
-    _observation, code = run(checked, prober, say=said.append, tell=told.append)
+    _observation, code = run(checked, prober, voice)
     assert code == 0
     assert "resolved: tiny-pkg>=0.5 -> 1.0" in said
     assert not any("other" in line for line in said if line.startswith("resolved:"))

@@ -528,7 +528,7 @@ def _issues_rest(endpoint: str, method: str, payload: dict[str, Any], state: dic
 
 def _dispatch(argv: list[str], record: dict[str, Any]) -> str:
     argv = list(argv)
-    if "--repo" in argv:  # gh.GitHub(repo=...) adds it; the double has one repository
+    if "--repo" in argv:  # github.client.GitHub(repo=...) adds it; the double has one repository
         at = argv.index("--repo")
         del argv[at : at + 2]
     if argv[:2] == ["auth", "status"]:

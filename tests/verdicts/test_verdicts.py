@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from support.reportdata import CASE_A, CASE_B, case, combination, results, versions
 
-from repromatrix.matrix.pins import PinKind
+from repromatrix.matrix.pins import PinKind, parse_pin_option
 from repromatrix.outcomes import COLLECTION_ID
-from repromatrix.probe.check import parse_pin_option
 from repromatrix.verdicts import held_pins, judge
 from repromatrix.verdicts.knownissues import parse_registry
 

@@ -1,5 +1,5 @@
 """The gh test double (tests/support/gh_double.py) behaves as the gh commands the
-workflows and gh.GitHub use, records every call, and refuses what it does not know."""
+workflows and github.client.GitHub use, records every call, and refuses what it does not know."""
 
 from __future__ import annotations
 

@@ -204,11 +204,13 @@ _RUN_COMMANDS = ("list", "run", "report")  # this module's own, _add_commands
 HUNT_GROUPS = tuple(((row.name,), row.cli) for row in HUNTS)
 COMMAND_GROUPS = (
     *HUNT_GROUPS,
-    (("ci-matrix", "merge", "triage", "hunt-inputs", "baseline"), "repromatrix.cli.nightly"),
+    (
+        ("ci-matrix", "merge", "triage", "hunt-inputs", "baseline", "dry-run"),
+        "repromatrix.cli.nightly",
+    ),
     (("hunt-comment",), "repromatrix.cli.comments"),
     (("init",), "repromatrix.cli.init"),
     (("issue",), "repromatrix.cli.issue"),
-    (("dry-run",), "repromatrix.cli.dry_run"),
 )
 COMMANDS = frozenset(_RUN_COMMANDS).union(*(names for names, _module in COMMAND_GROUPS))
 HUNT_NAMES = frozenset(row.name for row in HUNTS)
@@ -225,8 +227,8 @@ def _command_groups(command: str | None) -> list[Any]:
 
 
 def main(argv: Sequence[str] | None = None, *, prober: Prober | None = None) -> int:
-    """Run a command line. ``prober`` makes a hunt's probes (default: cells built in
-    --env-dir); a test hands its own."""
+    """Run a command line. ``prober`` makes the probes of a hunt that probes (default:
+    cells built in --env-dir); a test hands its own."""
     # The console's door: whatever a command prints, secrets masked (redact.py); a
     # reader that goes away stops the run as an interrupt would. SIGTERM and SIGHUP
     # are interrupts too (procs.stop_signals).
@@ -284,14 +286,23 @@ def _main(argv: Sequence[str] | None = None, prober: Prober | None = None) -> in
                 return code
     except UserError as err:
         print(f"repromatrix: error: {err}", file=sys.stderr)
-        return err.exit_code
-    except KeyboardInterrupt as stopped:
+        # A command's own bad-input status (check's 128) for plain bad input.
+        bad_input = parser.commands.choices[args.command].bad_input_exit
+        return bad_input if err.exit_code == UserError.exit_code else err.exit_code
+    except KeyboardInterrupt as stopped:  # the one place an interrupt is said
         why, code = procs.interrupt_words(stopped)
-        print(
-            f"repromatrix: {why}; finished results are kept (--resume continues)", file=sys.stderr
-        )
+        kept = KEPT.get(args.command)
+        print(f"repromatrix: {why}{f'; {kept}' if kept else ''}", file=sys.stderr)
         return code
     raise AssertionError(args.command)
+
+
+# What an interrupted command leaves: the matrix run's finished results, each hunt's
+# record (its row's words).
+KEPT = {
+    "run": "finished results are kept (--resume continues)",
+    **{row.name: row.words.kept for row in HUNTS},
+}
 
 
 # Options whose default is a place in the project (reports/latest, reports/bisect,

@@ -20,7 +20,6 @@ Exit status: 0 done, 1 (recommend) no set is known to work, 2 bad input.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +27,8 @@ from repromatrix.hunt_table import hunt
 
 if TYPE_CHECKING:
     from repromatrix.hunts.atlas.engine import RunCells
+    from repromatrix.hunts.atlas.flow import AtlasOptions
+    from repromatrix.probe.prober import Prober
 
 COMMANDS = ("atlas",)
 OUT = Path("reports/atlas")
@@ -106,9 +107,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     common(report)
 
 
-def run(args: argparse.Namespace, with_prober: RunCells | None = None) -> int:
-    """The step a command line names; ``with_prober`` runs the cells of ``atlas run``
-    (a test's own; default: the pipeline)."""
+def run_command(args: argparse.Namespace) -> int | None:
+    """The steps that run no hunt (plan, fold, query, recommend, report); None for
+    ``atlas run``, which takes the one road (cli/hunting.run)."""
     if args.step in ("query", "recommend"):
         from repromatrix.hunts.atlas import query
 
@@ -125,15 +126,19 @@ def run(args: argparse.Namespace, with_prober: RunCells | None = None) -> int:
         )
     if args.step == "fold":
         return commands.fold(args.out, args.matrix, args.results)
-    from repromatrix import procs
+    return None
+
+
+def options(args: argparse.Namespace) -> AtlasOptions:
+    """``atlas run``'s options, named as AtlasOptions names them (known_issues: the
+    default)."""
     from repromatrix.hunts.atlas.flow import AtlasOptions
 
-    # The command line names the options as AtlasOptions does (known_issues: the default).
     given = ("matrix", "out", "wheelhouse", "budget", "jobs", "env_dir", "cases", "reruns")
-    options = AtlasOptions(**{name: getattr(args, name) for name in given})
-    try:
-        return commands.run(options, with_prober)
-    except KeyboardInterrupt as stopped:
-        why, code = procs.interrupt_words(stopped)
-        print(f"repromatrix: {why}; {hunt('atlas').words.kept}", file=sys.stderr)
-        return code
+    return AtlasOptions(**{name: getattr(args, name) for name in given})
+
+
+def runner(_args: argparse.Namespace, _given: Prober | None = None) -> RunCells | None:
+    """The atlas's cells run through the pipeline (None): its runner is no Prober, so
+    one handed to main() is not its."""
+    return None

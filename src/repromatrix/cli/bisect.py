@@ -62,3 +62,7 @@ def options(args: argparse.Namespace) -> BisectOptions:
     return BisectOptions(
         **hunting.searched(args), **ends, out=args.out, git=args.git, env_dir=args.env_dir
     )
+
+
+# Its probes: the real prober (cells in --env-dir), or the one a test hands main().
+runner = hunting.prober

@@ -24,11 +24,9 @@ if TYPE_CHECKING:
 COMMANDS = ("check",)  # what add_commands adds (cli/app.py builds only its group)
 
 
-class CheckInputError(UserError):
-    """Bad input to ``check``: git bisect run stops on exit codes above 127 (1-127,
-    125 aside, would mark the commit bad)."""
-
-    exit_code = 128
+# Bad input: git bisect run stops on exit codes above 127 (1-127, 125 aside, would
+# mark the commit bad). cli/app.py gives every UserError of check this status.
+BAD_INPUT = 128
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -41,16 +39,20 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
     hunting.probe_options(check)
     # argparse's own errors too: git bisect run reads 2 as "bad".
-    check.bad_input_exit = CheckInputError.exit_code  # type: ignore[attr-defined]
+    check.bad_input_exit = BAD_INPUT  # type: ignore[attr-defined]
 
 
 def options(args: argparse.Namespace) -> CheckOptions:
-    """The check a command line asks for."""
-    if not args.pin and not args.cell:
-        raise UserError("check: give the environment with --pin PKG==VER (repeatable) or --cell")
+    """The check a command line asks for. Its verdict line goes to stdout, everything
+    else to stderr; bad input exits 128 (``BAD_INPUT``)."""
     from repromatrix.hunts.check.run import CheckOptions
 
     cell = hunting.cell_spec(args)
+    if not cell.pins:
+        raise UserError(
+            "check: give the environment with --pin PKG==VER (repeatable) or --cell "
+            "(or pin packages under matrix.yaml's defaults:)"
+        )
     if args.as_of is not None:  # the time-travel module loads only when asked for
         from repromatrix.environment.as_of import parse_as_of
 
@@ -60,19 +62,14 @@ def options(args: argparse.Namespace) -> CheckOptions:
     return CheckOptions(probe=hunting.probe(args), cell=cell, index=hunting.cell_index(args, cell))
 
 
-def run(args: argparse.Namespace, with_prober: Prober | None = None) -> int:
-    """Run ``check``: git bisect run's exit code, 128 for bad input; what the run
-    printed goes to stderr, the verdict line to stdout."""
-    from repromatrix.hunts.check.run import plan
-    from repromatrix.hunts.check.run import run as run_check
+def runner(args: argparse.Namespace, given: Prober | None = None) -> Prober:
+    """The real prober, its cell's build said on stderr (which cell, reused or built),
+    or the one a test hands main()."""
+    if given is not None:
+        return given
+    from repromatrix.probe.prober import CellProber
 
     def say(line: str) -> None:
         print(line, file=sys.stderr)
 
-    try:
-        checked = plan(options(args), say)
-        prober = with_prober or hunting.prober(args, log=say)
-        _observation, code = run_check(checked, prober, say=say)
-    except UserError as err:
-        raise CheckInputError(str(err)) from None
-    return code
+    return CellProber(env_dir=args.env_dir, install_timeout=args.install_timeout, log=say)

@@ -104,3 +104,7 @@ def options(args: argparse.Namespace) -> CulpritOptions:
         index=hunting.cell_index(args, cell),
         command=reproduce_command(shown),
     )
+
+
+# Its probes: the real prober (cells in --env-dir), or the one a test hands main().
+runner = hunting.prober

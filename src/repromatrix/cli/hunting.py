@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +17,7 @@ from repromatrix.errors import UserError
 
 if TYPE_CHECKING:
     from repromatrix.environment.indexes import IndexSettings
-    from repromatrix.matrix import Combination
+    from repromatrix.matrix import Combination, Matrix
     from repromatrix.matrix.cell import CellSpec
     from repromatrix.probe.prober import Prober
     from repromatrix.probe.spec import Probe
@@ -166,15 +164,43 @@ def cell_spec(
     args: argparse.Namespace, *, searched: str | None = None, held_only: bool = False
 ) -> CellSpec:
     """The command's cell: its ``--pin`` (and ``--python``) over ``--cell``'s
-    combination (matrix.cell.CellSpec.from_command says what comes from it)."""
+    combination, or else over the nearest matrix.yaml's ``defaults:`` (every hunt's
+    road: matrix.cell.CellSpec.from_command says what comes from each; the hunt's
+    first line says what came from the defaults)."""
     from repromatrix.matrix.cell import CellSpec
-    from repromatrix.probe.check import parse_pin_option, unique_pins
+    from repromatrix.matrix.pins import parse_pin_option, unique_pins
 
     pins = unique_pins([parse_pin_option(p) for p in args.pin])
     combo = _combination(args.cell) if args.cell else None
+    defaults = None if combo else matrix_defaults()
     return CellSpec.from_command(
-        pins, cell=combo, searched=searched, held_only=held_only, python=args.python
+        pins,
+        cell=combo,
+        defaults=defaults,
+        searched=searched,
+        held_only=held_only,
+        python=args.python,
     )
+
+
+def matrix_defaults() -> Combination | None:
+    """The ``defaults:`` of the nearest matrix.yaml (None: there is none): what a
+    hunt's cell starts from, as the matrix's own combinations do."""
+    matrix = nearest_matrix()
+    return None if matrix is None else matrix.defaults
+
+
+def nearest_matrix() -> Matrix | None:
+    """The nearest matrix.yaml upward, loaded (a broken one is said in one line); None
+    where there is none."""
+    from repromatrix.matrix.locate import find_matrix
+
+    found = find_matrix()
+    if found is None:
+        return None
+    from repromatrix.matrix.load import load_matrix  # its models load only for a matrix
+
+    return load_matrix(found)
 
 
 def cell_index(args: argparse.Namespace, cell: CellSpec) -> IndexSettings | None:
@@ -189,27 +215,23 @@ def cell_index(args: argparse.Namespace, cell: CellSpec) -> IndexSettings | None
 
 def _combination(text: str) -> Combination:
     from repromatrix.matrix.cell import parse_cell
-    from repromatrix.matrix.load import load_matrix
-    from repromatrix.matrix.locate import find_matrix
 
     if text.lstrip().startswith("{"):
         return parse_cell(text, "--cell")
-    path = find_matrix()
-    if path is None:
+    matrix = nearest_matrix()
+    if matrix is None:
         raise UserError(f"--cell {text}: no matrix.yaml here or above to find it in")
-    return load_matrix(path).find(text)
+    return matrix.find(text)
 
 
 def project_packages() -> tuple[str, ...]:
     """What ``--as-of`` moves in time beside the default stack (as_of.time_travel adds
-    it): the ``packages:`` of the nearest matrix.yaml (the project's own packages; a
-    broken matrix.yaml is said in one line), else the default stack alone."""
+    it): the ``packages:`` of the nearest matrix.yaml (the project's own packages),
+    else the default stack alone."""
     from repromatrix.matrix import DEFAULT_PACKAGES
-    from repromatrix.matrix.load import load_matrix
-    from repromatrix.matrix.locate import find_matrix
 
-    found = find_matrix()
-    return DEFAULT_PACKAGES if found is None else load_matrix(found).packages
+    matrix = nearest_matrix()
+    return DEFAULT_PACKAGES if matrix is None else matrix.packages
 
 
 def probe(args: argparse.Namespace) -> Probe:
@@ -218,37 +240,30 @@ def probe(args: argparse.Namespace) -> Probe:
     return Probe(case=args.case, script=args.script, cases_root=args.cases, timeout=args.timeout)
 
 
-def prober(args: argparse.Namespace, log: Callable[[str], None] | None = None) -> Prober:
-    """The real prober: cells in ``--env-dir``, built within ``--install-timeout``."""
+def prober(args: argparse.Namespace, given: Prober | None = None) -> Prober:
+    """The prober a hunt's probes are made with: ``given`` (a test's), else the real
+    one: cells in ``--env-dir``, built within ``--install-timeout``."""
+    if given is not None:
+        return given
     from repromatrix.probe.prober import CellProber
 
-    return CellProber(env_dir=args.env_dir, install_timeout=args.install_timeout, log=log)
+    return CellProber(env_dir=args.env_dir, install_timeout=args.install_timeout)
 
 
-def run(args: argparse.Namespace, with_prober: Prober | None = None) -> int:
-    """Run the hunt a command line names, as every hunt runs (hunts.Hunt): its cli
-    module's ``options(args)``, planned, run with ``with_prober`` (default: cells in
-    --env-dir); its exit status. A cli module with a ``run`` of its own runs that
-    (check: git bisect run's exit codes)."""
+def run(args: argparse.Namespace, given: Prober | None = None) -> int:
+    """The hunt a command line names, on the one road (hunts.hunt.run_hunt): its cli
+    module's ``options(args)``, its runner (``runner(args, given)``: a Prober, or the
+    atlas's cells), its exit status. A step of its command that runs no hunt (the
+    atlas's plan, query, ...) is its cli module's ``run_command``."""
     import importlib
 
-    from repromatrix import procs
     from repromatrix.hunt_table import hunt
+    from repromatrix.hunts.hunt import run_hunt
 
     row = hunt(args.command)
     command = importlib.import_module(row.cli)
-    if hasattr(command, "run"):
-        return command.run(args, with_prober)
-    hunting = importlib.import_module(row.module)
-
-    def planned_and_run() -> int:
-        procs.reset_cancelled()
-        checked = hunting.plan(command.options(args))
-        return hunting.run(checked, with_prober or prober(args))[1]
-
-    try:
-        return planned_and_run()
-    except KeyboardInterrupt as stopped:
-        why, code = procs.interrupt_words(stopped)
-        print(f"repromatrix: {why}; {row.words.kept}", file=sys.stderr)
+    other_step = getattr(command, "run_command", None)
+    if other_step is not None and (code := other_step(args)) is not None:
         return code
+    found = getattr(importlib.import_module(row.module), row.attribute)
+    return run_hunt(found, command.options(args), command.runner(args, given))[1]

@@ -95,7 +95,7 @@ def run_command(args: argparse.Namespace) -> int | None:
         allowed = repro_environment(os.environ)
         sys.stdout.write("".join(f"{name}={value}\0" for name, value in allowed.items()))
         return 0
-    from repromatrix.gh import IssueComments
+    from repromatrix.github.client import IssueComments
     from repromatrix.issue.bot import acknowledge, post_answers
     from repromatrix.issue.plan import read_plan
     from repromatrix.issue.run import run_issue, run_plan
@@ -124,7 +124,7 @@ def run_command(args: argparse.Namespace) -> int | None:
 
 def _keep(args: argparse.Namespace, plan: Plan) -> int:
     """The plan's keeps as pull requests (nothing of the repro runs)."""
-    from repromatrix.gh import PullRequests
+    from repromatrix.github.client import PullRequests
     from repromatrix.issue.keep import changes, open_pulls
 
     found = changes(plan, args.plan, args.cases, args.run_url, _relative(args.cases))
@@ -151,7 +151,7 @@ def _outputs(values: dict[str, object]) -> None:
 
 
 def _parse(args: argparse.Namespace) -> int:
-    from repromatrix.gh import IssueComments
+    from repromatrix.github.client import IssueComments
     from repromatrix.github.repository import repository_name
     from repromatrix.issue.bot import watch_plan
     from repromatrix.issue.config import load_settings

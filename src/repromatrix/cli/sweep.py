@@ -57,3 +57,7 @@ def options(args: argparse.Namespace) -> SweepOptions:
 
     ends = {"start": args.start, "end": args.end, "releases": Releases(args.releases)}
     return SweepOptions(**hunting.searched(args), **ends, out=args.out, issue=args.issue)
+
+
+# Its probes: the real prober (cells in --env-dir), or the one a test hands main().
+runner = hunting.prober

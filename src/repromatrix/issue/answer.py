@@ -20,6 +20,9 @@ from typing import Literal
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from repromatrix.github.markdown import code_span
+from repromatrix.issue.plan import JobKind
+from repromatrix.redact import redact_text
 from repromatrix.results import write_json_atomic
 
 ANSWER_FILE = "answer.json"
@@ -99,7 +102,7 @@ class Result(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     issue: int = Field(ge=1)
-    kind: Literal["sweep", "bisect", "check", "watch"]
+    kind: JobKind
     status: Literal["done", "refused", "timed-out", "failed"]
     headline: str = Field("", max_length=2000)  # one line: the verdict
     markdown: str = Field("", max_length=MAX_MARKDOWN)  # the report (sweep.md, bisect.md, ...)
@@ -113,6 +116,19 @@ class Result(BaseModel):
     main: list[OnMain] = Field(default_factory=list, max_length=10)
 
     _versions = field_validator("versions")(_checked_versions)
+
+
+def bounded(text: str) -> str:
+    """A report as an answer's Markdown: secrets masked, cut to MAX_MARKDOWN."""
+    text = redact_text(text)
+    if len(text) <= MAX_MARKDOWN:
+        return text
+    return text[: MAX_MARKDOWN - 80] + "\n\n… (cut: the whole report is in the run's artifact)\n"
+
+
+def inline_code(text: str) -> str:
+    """What a probe said, as one code span in an answer (masked, at most 500 characters)."""
+    return code_span(redact_text(text), limit=500)
 
 
 def answer_folder(root: Path, issue: int) -> Path:

@@ -1,8 +1,8 @@
-"""The bot's side of GitHub (through gh.IssueComments): reactions, refusals (an untrusted
-author's at most once a day per issue) and approvals (each said in a reply quoting its
-digest and code) when an event arrives (``acknowledge``), the answer in the bot comment
-and a flip said once (``post_answers``), and the labelled issues the watch reads
-(``watch_plan``).
+"""The bot's side of GitHub (through github.client.IssueComments): reactions, refusals
+(an untrusted author's at most once a day per issue) and approvals (each said in a reply
+quoting its digest and code) when an event arrives (``acknowledge``), the answer in the
+bot comment and a flip said once (``post_answers``), and the labelled issues the watch
+reads (``watch_plan``).
 
 Nothing here runs issue content: it reads the plan (the parse job's, checked against
 its digest before repromatrix was installed from it), the answers (the run job's,

@@ -24,9 +24,8 @@ from packaging.version import InvalidVersion, Version
 from repromatrix.errors import UserError
 from repromatrix.github.reading import commands
 from repromatrix.hunt_table import HUNTS
-from repromatrix.matrix.pins import pin_text
+from repromatrix.matrix.pins import parse_pin_option, pin_text, unique_pins
 from repromatrix.names import canonicalize_name
-from repromatrix.probe.check import parse_pin_option, unique_pins
 
 PREFIX = "/repromatrix"
 HUNT_KINDS = tuple(row.name for row in HUNTS if row.issue)  # the hunts the bot offers

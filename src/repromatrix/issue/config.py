@@ -43,9 +43,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from repromatrix.errors import UserError
 from repromatrix.github.authors import BOT_LOGIN, DEFAULT_BOTS
 from repromatrix.matrix.model import IssueBlock
+from repromatrix.matrix.pins import parse_pin_option
 from repromatrix.matrix.validation import validate
 from repromatrix.names import canonicalize_name
-from repromatrix.probe.check import parse_pin_option
 
 CONFIG_FILE = Path(".github/repromatrix.yml")
 MATRIX_FILE = Path("matrix.yaml")

@@ -278,13 +278,13 @@ def _trusted(login: str, settings: IssueSettings, permission: Callable[[str], st
 
 def preflight_in(folder: Path, cases: Path, settings: IssueSettings) -> Preflight:
     """The preflight of the parse job: the repro written where the run will find it,
-    then the library's checks (plan.preflight)."""
-    from repromatrix.issue.plan import preflight
+    then the checks of the job's hunt (offered.preflight: its plan, the limits)."""
+    from repromatrix.issue.offered import Place, preflight
 
     def check(job: Job, repro: Repro | None) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         if repro is not None:
             (folder / job.repro_name()).write_text(repro.code, encoding="utf-8")
-        preflight(job, folder, cases, settings)
+        preflight(job, Place(folder, cases, folder / job.kind), settings)
 
     return check

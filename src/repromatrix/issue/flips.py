@@ -42,8 +42,7 @@ from repromatrix.issue.answer import Commit, Named, OnMain, Result
 from repromatrix.issue.plan import Job
 from repromatrix.issue.state import Observed, State
 from repromatrix.issue.watch import flip
-from repromatrix.matrix.pins import pin_text
-from repromatrix.probe.check import parse_pin_option
+from repromatrix.matrix.pins import parse_pin_option, pin_text
 
 FLIP_MARKER = "<!-- repromatrix:flip -->"
 REPRO_FILE = "repro.py"  # what the repro lines call the issue's block, saved

@@ -36,11 +36,14 @@ from repromatrix.errors import UserError
 from repromatrix.github.markdown import code_span, one_line
 from repromatrix.hunts.bisect.commits import Commit as GitCommit
 from repromatrix.hunts.bisect.commits import mirror, release_tag, requirement_url, resolve_ref
+from repromatrix.hunts.bisect.options import BisectOptions
 from repromatrix.hunts.bisect.report import BisectRecord, github_repository, project_urls
-from repromatrix.hunts.bisect.run import BisectOptions, run_bisect
+from repromatrix.hunts.bisect.run import BISECT
 from repromatrix.hunts.culprit.locks import Lock
+from repromatrix.hunts.culprit.options import CulpritOptions
 from repromatrix.hunts.culprit.report import CulpritRecord
-from repromatrix.hunts.culprit.run import CulpritOptions, run_culprit
+from repromatrix.hunts.culprit.run import CULPRIT
+from repromatrix.hunts.hunt import Voice, run_hunt
 from repromatrix.issue.answer import Commit, Named, OnMain, Outcome, Result
 from repromatrix.issue.plan import Job, pins_of
 from repromatrix.matrix.cell import CellSpec
@@ -359,14 +362,14 @@ def _store() -> Path:
     return default_store_root()
 
 
-# The hunts on their road (hunts.hunt.run_hunt once on main), handed the budget.
+# The hunts on the one road (hunts.hunt.run_hunt), handed the budget; their lines unsaid.
 def _bisect(options: BisectOptions, prober: Prober) -> BisectRecord:
-    record, _code = run_bisect(options, prober, say=_quiet)
+    record, _code = run_hunt(BISECT, options, prober, Voice(say=_quiet, note=_quiet))
     return record
 
 
 def _run_culprit(options: CulpritOptions, prober: Prober) -> CulpritRecord:
-    record, _code = run_culprit(options, prober, say=_quiet)
+    record, _code = run_hunt(CULPRIT, options, prober, Voice(say=_quiet, note=_quiet))
     return record
 
 

@@ -40,7 +40,7 @@ from repromatrix.issue.config import IssueSettings
 from repromatrix.issue.plan import Plan, PlannedKeep, Reply
 from repromatrix.issue.repro import MAX_REPRO, code_digest
 from repromatrix.issue.state import Kept, State
-from repromatrix.probe.check import parse_pin_option
+from repromatrix.matrix.pins import parse_pin_option
 from repromatrix.results import utc_now
 from repromatrix.verdicts.knownissues import parse_registry
 

@@ -2,10 +2,10 @@
 an artifact (plan/plan.json and one repro-<issue>.py per job). Every job reads it back
 through ``read_plan``, which validates it: a job trusts no file it did not write.
 
-``preflight`` checks a job against the package index with the library's own planners
-(hunts.sweep.options.plan, hunts.bisect.options.plan: package known, versions released, pins that do
-not conflict, the case defined) and the repository's limits, before anything is built.
-Nothing here runs the repro.
+A job's kind is a hunt the bot offers (hunt_table.OFFERED) or the night's watch;
+offered/ checks a job against the package index with the hunt's own planner (package
+known, versions released, pins that do not conflict, the case defined) and the
+repository's limits, before anything is built. Nothing here runs the repro.
 """
 
 from __future__ import annotations
@@ -13,26 +13,19 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from repromatrix.errors import UserError
-from repromatrix.hunts.bisect.options import BisectOptions
-from repromatrix.hunts.bisect.options import plan as bisect_plan
-from repromatrix.hunts.sweep.options import SweepOptions
-from repromatrix.hunts.sweep.options import plan as sweep_plan
+from repromatrix.hunt_table import OFFERED
 from repromatrix.issue.command import Command
 from repromatrix.issue.config import DEFAULT_BOTS, IssueSettings, repository_url
 from repromatrix.issue.repro import Repro
 from repromatrix.issue.state import Observed
-from repromatrix.matrix.cell import CellSpec
-from repromatrix.matrix.pins import pin_text
-from repromatrix.probe.check import parse_pin_option, unique_pins
+from repromatrix.matrix.pins import parse_pin_option, pin_text, unique_pins
 from repromatrix.probe.spec import Probe
 from repromatrix.results import write_json_atomic, write_text_atomic
-from repromatrix.search.bisection import Find
-from repromatrix.search.ranges import Releases
 
 PLAN_FILE = "plan.json"
 LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
@@ -41,6 +34,18 @@ _SHA256 = r"^[0-9a-f]{64}$"
 # most FOLLOW_MAX seconds: the run job stops at 6 hours (issue-repro.yml).
 FOLLOW_PROBES = 4
 FOLLOW_MAX = 4.5 * 3600
+
+# A job's kind: a hunt the bot offers (its row in hunt_table.py), or the night's watch.
+JOB_KINDS = (*OFFERED, "watch")
+
+
+def _job_kind(kind: str) -> str:
+    if kind not in JOB_KINDS:
+        raise ValueError(f"{kind[:40]!r} is not a job kind ({', '.join(JOB_KINDS)})")
+    return kind
+
+
+JobKind = Annotated[str, AfterValidator(_job_kind)]
 
 
 class Job(BaseModel):
@@ -51,7 +56,7 @@ class Job(BaseModel):
     issue: int = Field(ge=1)
     comment: int | None = Field(None, ge=1)  # the command's comment (None: the watch)
     author: str = Field("", max_length=60)
-    kind: Literal["sweep", "bisect", "check", "watch"]
+    kind: JobKind
     line: str = Field(max_length=2000)  # the command as written, or "watch"
     package: str | None = Field(None, max_length=100)
     start: str | None = Field(None, max_length=60)
@@ -199,7 +204,7 @@ def make_job(
         issue=issue,
         comment=comment,
         author=author if LOGIN.match(author) else "",
-        kind=command.kind,  # type: ignore[arg-type]
+        kind=command.kind,
         line=command.line,
         package=command.package,
         start=command.start,
@@ -221,58 +226,8 @@ def probe_for(job: Job, folder: Path, cases: Path) -> Probe:
     return Probe(script=folder / job.repro_name(), cases_root=cases, timeout=job.timeout)
 
 
-def sweep_options(job: Job, folder: Path, cases: Path, out: Path) -> SweepOptions:
-    assert job.package and job.start and job.end
-    return SweepOptions(
-        package=job.package,
-        start=job.start,
-        end=job.end,
-        probe=probe_for(job, folder, cases),
-        cell=CellSpec(pins=pins_of(job)),
-        releases=Releases(job.releases),
-        out=out,
-    )
-
-
-def bisect_options(job: Job, folder: Path, cases: Path, out: Path) -> BisectOptions:
-    assert job.package and job.start and job.end
-    return BisectOptions(
-        package=job.package,
-        good=job.start,
-        bad=job.end,
-        probe=probe_for(job, folder, cases),
-        cell=CellSpec(pins=pins_of(job)),  # today's stack: what the issue's reader installs
-        find=Find(job.find),
-        out=out,
-    )
-
-
 def pins_of(job: Job) -> tuple:
     return unique_pins([parse_pin_option(text) for text in job.pins])
-
-
-def preflight(job: Job, folder: Path, cases: Path, settings: IssueSettings) -> None:
-    """Refuse (UserError) what cannot run, before anything is built: the library's
-    own input checks, and the repository's limit on releases per sweep."""
-    if job.kind == "sweep":
-        checked = sweep_plan(sweep_options(job, folder, cases, folder / "sweep"))
-        count = len(checked.candidates)
-        if count > settings.max_releases:
-            raise UserError(
-                f"{checked.package} has {count} releases from {checked.low} to {checked.high} "
-                f"({job.releases}); a sweep here tests at most {settings.max_releases}: "
-                "narrow the range or add --releases latest-patch"
-            )
-    elif job.kind == "bisect":
-        bisect_plan(bisect_options(job, folder, cases, folder / "bisect"))
-    else:
-        if not job.pins:
-            raise UserError(
-                "check needs the packages to install: --pin PKG==VER, or name them on the "
-                "repro's first line (# repromatrix: PKG PKG==VER)"
-            )
-        pins_of(job)
-        probe_for(job, folder, cases).defined()
 
 
 def write_plan(plan: Plan, folder: Path, repros: dict[int, str]) -> None:

@@ -29,8 +29,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from repromatrix.errors import UserError
 from repromatrix.github.reading import code_blocks
-from repromatrix.matrix.pins import PinKind, pin_text
-from repromatrix.probe.check import parse_pin_option
+from repromatrix.matrix.pins import PinKind, parse_pin_option, pin_text
 
 MARKER = "# repromatrix"
 MAX_REPRO = 50_000  # characters of a repro block

@@ -1,6 +1,6 @@
 """The ``run`` job: a job of the plan (one issue's; the workflow runs one job per issue)
-through the library (hunts.sweep.run_sweep, hunts.bisect.run_bisect, probe's CellProber),
-its answer to answers/<issue>/.
+through the library (its hunt on the one road, offered/), its answer to
+answers/<issue>/.
 
 This is the one place code from the internet runs. The job has no token
 (``permissions: {}``) and no secret. The workflow starts ``repromatrix issue run`` with
@@ -31,34 +31,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
-from rich.console import Console
-
 from repromatrix import procs
-from repromatrix.console import plain_console
-from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
-from repromatrix.github.markdown import code_block, code_span, details, one_line
-from repromatrix.hunts.bisect.report import markdown as bisect_markdown
-from repromatrix.hunts.bisect.run import run_bisect
-from repromatrix.hunts.sweep.run import run_sweep
-from repromatrix.issue import confine
+from repromatrix.hunts.hunt import Voice
+from repromatrix.issue import confine, offered
 from repromatrix.issue.answer import (
     ANSWER_FILE,
-    MAX_MARKDOWN,
     Result,
     answer_folder,
+    bounded,
     read_answer,
     write_result,
 )
-from repromatrix.issue.follow import follow
-from repromatrix.issue.plan import Job, Plan, bisect_options, pins_of, probe_for, sweep_options
-from repromatrix.matrix.cell import CellSpec
-from repromatrix.probe.check import pins_text
-from repromatrix.probe.observation import Observation
-from repromatrix.probe.prober import CellProber
-from repromatrix.probe.spec import Trial
+from repromatrix.issue.plan import Job, Plan
 from repromatrix.redact import redact_text, without_credentials
-from repromatrix.search.bisection import ProbeOutcome
 
 # What a repro may see of the run job's environment: where things are, the locale, the
 # GPUs, the package index settings and how to reach the index (uv and the cells need
@@ -269,7 +255,10 @@ def run_job(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     base = {"issue": job.issue, "kind": job.kind}
     try:
         with deadline(job.seconds()):
-            result = ANSWERS[job.kind](job, folder, out, cases)
+            # The hunt of the job's kind on the one road (offered/: hunt_table's rows);
+            # what the repro printed goes into its answer, not into this job's log.
+            quiet = Voice(note=lambda _line: None)
+            result = offered.answer(job, offered.Place(folder, cases, out), quiet)
     except UserError as err:
         result = Result(**base, status="refused", headline=str(err))
     except OutOfTime:
@@ -285,125 +274,5 @@ def _partial(out: Path) -> str:
     """What an interrupted sweep or bisect wrote so far."""
     for name in ("sweep.md", "bisect.md"):
         for path in out.rglob(name):
-            return _bounded(path.read_text(encoding="utf-8"))
+            return bounded(path.read_text(encoding="utf-8"))
     return ""
-
-
-def _bounded(text: str) -> str:
-    text = redact_text(text)
-    if len(text) <= MAX_MARKDOWN:
-        return text
-    return text[: MAX_MARKDOWN - 80] + "\n\n… (cut: the whole report is in the run's artifact)\n"
-
-
-def _quiet() -> Console:
-    return plain_console(stderr=True)
-
-
-def _sweep(job: Job, folder: Path, out: Path, cases: Path) -> Result:
-    record, _status = run_sweep(sweep_options(job, folder, cases, out), console=_quiet())
-    report = next(out.glob("*/sweep.md"))
-    bad = next((r for r in record.results if r.outcome == ProbeOutcome.BAD.value), None)
-    lines = [f"**{record.summary}**"]
-    if bad is not None and bad.message:
-        lines.append(f"- error ({record.package} {bad.version}): {_code(bad.message)}")
-    lines.append(f"- environment: {_environment(bad or (record.results or [None])[0], job)}")
-    lines.append("- reproducers: `reproduce-<version>.py` per bad release, in the run's artifact")
-    body = "\n".join(lines) + "\n\n" + report.read_text(encoding="utf-8")
-    return Result(
-        issue=job.issue,
-        kind="sweep",
-        status="done",
-        headline=record.summary,
-        markdown=_bounded(body),
-    )
-
-
-def _bisect(job: Job, folder: Path, out: Path, cases: Path) -> Result:
-    record, _status = run_bisect(bisect_options(job, folder, cases, out), console=_quiet())
-    script = (folder / job.repro_name()).read_text() if job.case is None else None
-    bad = next((s for s in record.steps if s.outcome == ProbeOutcome.BAD.value), None)
-    lines = [f"**{record.verdict}**"]
-    if bad is not None:
-        lines.append(f"- error ({record.package} {bad.version}): {_code(bad.detail)}")
-    body = "\n".join(lines) + "\n\n" + bisect_markdown(record, script_text=script)
-    return Result(
-        issue=job.issue,
-        kind="bisect",
-        status="done",
-        headline=record.verdict,
-        markdown=_bounded(body),
-    )
-
-
-def _check(job: Job, folder: Path, out: Path, cases: Path) -> Result:
-    return _observed(job, folder, out, cases)[0]
-
-
-def _watch(job: Job, folder: Path, out: Path, cases: Path) -> Result:
-    """A night's watch: a check, then its follow-up (issue/follow.py: a flip confirmed
-    and named, main branches) within the job's time."""
-    stop_at = time.monotonic() + job.follow_seconds()
-    result, observation = _observed(job, folder, out, cases)
-    if job.follow_seconds():
-        follow(job, result, observation, probe_for(job, folder, cases), out, stop_at=stop_at)
-        result.markdown = _bounded(result.markdown)
-    return result
-
-
-def _observed(job: Job, folder: Path, out: Path, cases: Path) -> tuple[Result, Observation]:
-    pins = pins_of(job)
-    probe = probe_for(job, folder, cases).defined()
-    observation = CellProber()(
-        Trial(probe, CellSpec(pins=pins), IndexSettings.from_environment(), out / "steps")
-    )
-    resolved = observation.resolved
-    followed = job.watched or [p.package for p in pins]
-    versions = {name: resolved[name] for name in followed if name in resolved}
-    outcome = observation.outcome.value
-    said = " ".join(f"{name} {version}" for name, version in versions.items()) or pins_text(pins)
-    headline = f"{outcome} with {said} ({one_line(redact_text(observation.detail), 500)})"
-    lines = [f"**{outcome}** with {said}"]
-    if outcome != "good":
-        lines.append(f"- error: {_code(observation.detail)}")
-    python = observation.cell.python if observation.cell else None
-    shown = {p.package: resolved.get(p.package, "not installed") for p in pins}
-    environment = ", ".join(f"{k} {v}" for k, v in shown.items())
-    lines.append(f"- environment: Python {python or '?'}; {environment}")
-    lines.append(f"- pins: {code_span(pins_text(pins))}")
-    tail = observation.output_tail
-    if tail.strip() and outcome != "good":
-        lines += ["", details("output (last lines)", code_block(tail.strip()[-3000:]))]
-    result = Result(
-        issue=job.issue,
-        kind="watch" if job.kind == "watch" else "check",
-        status="done",
-        headline=headline,
-        markdown=_bounded("\n".join(lines) + "\n"),
-        outcome=outcome,  # type: ignore[arg-type]
-        versions=versions,
-    )
-    return result, observation
-
-
-# Each kind's run and answer: the hunts the bot offers (hunt_table.py's issue rows),
-# and a night's watch, which is a check.
-ANSWERS: dict[str, Callable[[Job, Path, Path, Path], Result]] = {
-    "sweep": _sweep,
-    "bisect": _bisect,
-    "check": _check,
-    "watch": _watch,
-}
-
-
-def _environment(result: object, job: Job) -> str:
-    if result is None:
-        return "nothing was built"
-    resolved = getattr(result, "resolved", {}) or {}
-    names = [job.package or "", *(pin.package for pin in pins_of(job))]
-    shown = ", ".join(f"{n} {resolved[n]}" for n in names if n in resolved)
-    return f"Python {getattr(result, 'python', None) or '?'}; {shown or 'nothing resolved'}"
-
-
-def _code(text: str) -> str:
-    return code_span(redact_text(text), limit=500)

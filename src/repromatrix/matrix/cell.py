@@ -4,7 +4,8 @@ combination as JSON, both ways (the cell a nightly hunt rebuilds).
 ``CellSpec`` holds what makes a cell besides the harness's own settings: its pins,
 Python, its own indexes, uv's overrides, its variables, time travel. It comes from a
 Combination (``CellSpec.of``: the matrix run, a nightly hunt's ``--cell``) or from a
-command line (``CellSpec.from_command``: ``--pin`` over ``--cell`` over the defaults);
+command line (``CellSpec.from_command``: ``--pin`` over ``--cell``, or over
+matrix.yaml's ``defaults:``);
 environment.EnvRequest.for_cell turns it into what the store builds.
 
 The nightly runs a combination from matrix.yaml; when it regresses, triage hands a
@@ -27,20 +28,21 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repromatrix.errors import UserError
-from repromatrix.matrix.pins import Pin, PinKind
+from repromatrix.matrix.pins import Pin, PinKind, pin_text
 from repromatrix.redact import URL_CREDENTIALS, is_secret_name
 
 if TYPE_CHECKING:  # the models (pydantic) load only where a combination is read
     from repromatrix.matrix.model import Combination
 
 CELL_TIER = "cell"
-# Pins a lock cannot carry (culprit's locks pin every other package exactly).
-LOCKLESS = (PinKind.ABSENT, PinKind.SYSTEM, PinKind.DIRECT)
+# Pins a lock cannot carry (culprit's locks pin every other package exactly): a
+# folder's own package included (a lock has its version, not its source).
+LOCKLESS = (PinKind.ABSENT, PinKind.SYSTEM, PinKind.DIRECT, PinKind.PATH)
 
 
 @dataclass(frozen=True)
@@ -62,11 +64,15 @@ class CellSpec:
     as_of: str | None = None  # environment/as_of.py; None: today's stack
     stack: tuple[str, ...] = ()  # what as_of moves beside the default stack
 
+    # What came from matrix.yaml's defaults (from_command), said on a hunt's first
+    # line: words about the cell, not part of it.
+    taken: tuple[str, ...] = field(default=(), compare=False)
+
     @classmethod
     def of(cls, combo: Combination) -> CellSpec:
         """A combination's cell, as the matrix run builds it: the fields a CellSpec
         and a Combination share, by name."""
-        return cls(**{f.name: getattr(combo, f.name) for f in fields(cls)})
+        return cls(**{f.name: getattr(combo, f.name) for f in fields(cls) if f.compare})
 
     @classmethod
     def from_command(
@@ -74,35 +80,47 @@ class CellSpec:
         pins: tuple[Pin, ...],
         *,
         cell: Combination | None = None,
+        defaults: Combination | None = None,
         searched: str | None = None,
         held_only: bool = False,
         python: str | None = None,
     ) -> CellSpec:
-        """A command's cell: its ``--pin`` over ``--cell``'s combination (its pins,
-        Python, indexes, overrides and variables). ``searched``: the package the
-        command varies (its pin in the combination gives way). ``held_only``: only
-        the combination's pins a lock cannot carry (null, system, git), for culprit,
-        whose locks pin every other package exactly. Time travel is the command's own
-        (``with_time_travel``)."""
-        if cell is None:
+        """A command's cell: its ``--pin`` over ``--cell``'s combination, or else over
+        ``defaults`` (matrix.yaml's ``defaults:`` level): its pins, Python, indexes,
+        overrides and variables. ``searched``: the package the command varies (its
+        pin there gives way). ``held_only``: only the pins a lock cannot carry (null,
+        system, git, a folder), for culprit, whose locks pin every other package
+        exactly. Time travel is the command's own (``with_time_travel``). What came
+        from ``defaults`` is kept in ``taken``, for the hunt to say."""
+        base = cell or defaults
+        if base is None:
             return cls(pins=pins, python=python)
         given = {pin.package for pin in pins}
         under = tuple(
             pin
-            for pin in cell.pins
+            for pin in base.pins
             if pin.package not in given
             and pin.package != searched
             and (not held_only or pin.kind in LOCKLESS)
         )
-        # The combination's indexes, overrides and variables; not its time travel.
-        return replace(
-            cls.of(cell),
+        # The base's indexes, overrides and variables; not its time travel.
+        spec = replace(
+            cls.of(base),
             pins=(*under, *pins),
-            python=python or cell.python,
+            python=python or base.python,
             exclude_newer=None,
             as_of=None,
             stack=(),
         )
+        if cell is None:
+            spec = replace(spec, taken=_taken(spec, under, python))
+        return spec
+
+    def took(self) -> str:
+        """What came from matrix.yaml's defaults, in words ("": nothing)."""
+        if not self.taken:
+            return ""
+        return f"from matrix.yaml's defaults: {', '.join(self.taken)} (--pin overrides)"
 
     def with_pins(self, *pins: Pin) -> CellSpec:
         """The cell with ``pins`` added after its own (a candidate's pin on top)."""
@@ -110,6 +128,21 @@ class CellSpec:
 
     def with_time_travel(self, as_of: str | None, stack: tuple[str, ...] = ()) -> CellSpec:
         return replace(self, as_of=as_of, stack=stack)
+
+
+def _taken(spec: CellSpec, under: tuple[Pin, ...], python: str | None) -> tuple[str, ...]:
+    """The defaults a command's cell took, as words: each pin as --pin writes it, the
+    Python, and whether indexes, overrides or variables came too."""
+    words = [pin_text(pin) for pin in under]
+    if spec.python and not python:
+        words.append(f"Python {spec.python}")
+    if spec.index_url or spec.extra_index_urls or spec.find_links:
+        words.append("its indexes")
+    if spec.overrides:
+        words.append("its overrides")
+    if spec.env:
+        words.append("its env")
+    return tuple(words)
 
 
 def _no_credentials(url: str) -> str:

@@ -25,7 +25,7 @@ from repromatrix.matrix.defaults import DEFAULT_PACKAGES
 from repromatrix.matrix.levels import read_level, tier_level
 from repromatrix.matrix.model import TIER_PATTERN, Combination, Document, Matrix, TierSettings
 from repromatrix.matrix.read import check_structure, read_text, yaml_data
-from repromatrix.matrix.tiers import expand_tier
+from repromatrix.matrix.tiers import defaults_combination, expand_tier
 from repromatrix.matrix.validation import validate
 from repromatrix.names import canonicalize_name
 
@@ -141,8 +141,14 @@ def parse_matrix(data: Any, path: Path) -> Matrix:
             replace(c, pins=tuple(p.anchored(path.parent) for p in c.pins)) for c, _ in combos
         )
     atlas = None if doc.atlas is None else read_atlas(doc.atlas, name, packages)
+    base = defaults_combination(defaults, packages)
     return Matrix(
-        path=path, packages=packages, tiers=tiers, tier_settings=tier_settings, atlas=atlas
+        path=path,
+        packages=packages,
+        tiers=tiers,
+        tier_settings=tier_settings,
+        atlas=atlas,
+        defaults=replace(base, pins=tuple(p.anchored(path.parent) for p in base.pins)),
     )
 
 

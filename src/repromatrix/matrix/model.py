@@ -310,6 +310,9 @@ class Matrix:
     tiers: Mapping[str, tuple[Combination, ...]] = field(default_factory=dict)
     tier_settings: Mapping[str, TierSettings] = field(default_factory=dict)
     atlas: AtlasSettings | None = None  # matrix.yaml's `atlas:` block (atlas.py)
+    # The `defaults:` level alone (id and tier "defaults"): a hunt's cell where its
+    # command line names none (cell.CellSpec.from_command); None: a matrix made in code.
+    defaults: Combination | None = None
 
     def settings_of(self, tier: str) -> TierSettings:
         return self.tier_settings.get(tier) or TierSettings()

@@ -13,6 +13,10 @@ A pin is written in matrix.yaml as one of
                            the working directory for ``--pin mylib=.``); the cell is keyed
                            on a digest of its source (environment/source_tree.py)
 - null:                    not installed, even if another package depends on it
+
+and on a command line (``--pin``, the issue bot's pins, a workflow's inputs) as
+``PACKAGE==VERSION``, ``PACKAGE<specifier>``, ``PACKAGE=system|latest|null``,
+``PACKAGE=./FOLDER`` or ``PACKAGE@URL`` (``parse_pin_option``; ``pin_text`` writes it).
 """
 
 from __future__ import annotations
@@ -20,10 +24,13 @@ from __future__ import annotations
 import enum
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from repromatrix import redact
+from repromatrix.errors import UserError
 from repromatrix.names import canonicalize_name
 from repromatrix.redact import redact_text
 
@@ -146,7 +153,7 @@ def parse_pin(package: str, raw: object, base: str | Path | None = None) -> Pin:
 
 
 def pin_text(pin: Pin) -> str:
-    """The pin as ``--pin`` takes it (check.parse_pin_option reads it back):
+    """The pin as ``--pin`` takes it (parse_pin_option reads it back):
     ``torch==2.13.0``, ``peft>=0.15``, ``torch=system``, ``unsloth=null``,
     ``mylib=./pkgs/mylib``, ``peft@git+https://...`` (credentials in a URL masked)."""
     kind = pin.kind.value
@@ -159,6 +166,58 @@ def pin_text(pin: Pin) -> str:
     if kind == "absent":
         return f"{pin.package}=null"
     return f"{pin.package}={pin.spec}"
+
+
+_PIN = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(.*?)\s*$")
+
+
+def parse_pin_option(text: str) -> Pin:
+    """``--pin`` as written on a command line:
+
+    ``torch==2.13.0``, ``torch>=2.5,<2.14``, ``torch=system``, ``peft=latest``,
+    ``unsloth=null`` (kept out), ``mylib=.`` / ``mylib=./pkgs/mylib`` (a folder,
+    relative to the working directory), ``peft@git+https://...``."""
+    redact.remember(texts=[text])  # credentials of a URL, masked wherever they appear
+    match = _PIN.match(text)
+    if not match or not match.group(2):
+        raise UserError(
+            f"--pin {text!r}: expected PACKAGE==VERSION, PACKAGE<specifier>, "
+            "PACKAGE=system|latest|null, PACKAGE=./FOLDER or PACKAGE@URL"
+        )
+    name, rest = match.groups()
+    if rest.startswith("@"):
+        raw: str | None = rest[1:].strip()
+    elif rest.startswith("==") and is_version(rest[2:]):
+        raw = rest[2:].strip()
+    elif rest.startswith("=") and not rest.startswith("=="):
+        raw = rest[1:].strip()
+        if raw not in ("system", "latest", "null") and not raw.startswith((".", "/")):
+            # 'torch=>2' is a typo of 'torch>=2', not a pin to guess at
+            raise UserError(
+                f"--pin {text!r}: after a single '=' comes system, latest, null or a "
+                "folder (./FOLDER; a version takes '==')"
+            )
+        raw = None if raw == "null" else raw
+    else:
+        raw = rest  # a specifier: >=, <, ~=, !=, ==4.5.*
+    try:
+        return parse_pin(name, raw)
+    except ValueError as err:
+        raise UserError(f"--pin {text!r}: {err}") from None
+
+
+def unique_pins(pins: Sequence[Pin]) -> tuple[Pin, ...]:
+    seen: dict[str, Pin] = {}
+    for pin in pins:
+        if pin.package in seen and seen[pin.package] != pin:
+            raise UserError(f"--pin: {pin.package} is pinned twice ({seen[pin.package]}, {pin})")
+        seen[pin.package] = pin
+    return tuple(seen.values())
+
+
+def pins_text(pins: Sequence[Pin]) -> str:
+    """``torch==2.13.0 peft>=0.15`` for logs and reports."""
+    return " ".join(pin_text(p) for p in pins)
 
 
 # A release segment alone ("2.13.0", the usual pin) is always a PEP 440 version: told

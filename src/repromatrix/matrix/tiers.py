@@ -26,6 +26,8 @@ from repromatrix.matrix.model import (
 from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.names import canonicalize_name
 
+DEFAULTS = "defaults"  # the id and tier of the defaults level as a combination
+
 
 def expand_tier(
     tier: str,
@@ -196,11 +198,9 @@ def _combination(
         raise UserError(
             f"{name}: {key_path((*where, 'id'))}: {combo_id!r} is reserved for a nox session"
         )
-    s = part.settings
-    pins = tuple(sorted(part.pins.values(), key=lambda p: packages.index(p.package)))
-    if not any(p.kind is not PinKind.ABSENT for p in pins):
+    if not any(p.kind is not PinKind.ABSENT for p in part.pins.values()):
         raise UserError(f"{name}: {key_path(where)}: combination {combo_id!r} pins no package")
-    as_of = s.get("as_of")
+    as_of = part.settings.get("as_of")
     if as_of is not None and not as_of[:1].isdigit():
         pinned = part.pins.get(as_of)
         if pinned is None or pinned.kind is not PinKind.EXACT:
@@ -208,6 +208,20 @@ def _combination(
                 f"{name}: {key_path((*where, 'as_of'))}: {as_of!r} needs an exact pin of "
                 f"{as_of} in combination {combo_id!r} (its release date is the date used)"
             )
+    return _made(tier, combo_id, part, packages)
+
+
+def defaults_combination(part: Partial, packages: tuple[str, ...]) -> Combination:
+    """The ``defaults:`` level alone, as a combination (id and tier ``defaults``):
+    the cell a hunt's command line starts from when it names none
+    (cell.CellSpec.from_command)."""
+    return _made(DEFAULTS, DEFAULTS, part, packages)
+
+
+def _made(tier: str, combo_id: str, part: Partial, packages: tuple[str, ...]) -> Combination:
+    s = part.settings
+    pins = tuple(sorted(part.pins.values(), key=lambda p: packages.index(p.package)))
+    as_of = s.get("as_of")
     return Combination(
         id=combo_id,
         tier=tier,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repromatrix.errors import UserError
-from repromatrix.gh import GitHub
+from repromatrix.github.client import GitHub
 
 ARTIFACT = "nightly-results"
 

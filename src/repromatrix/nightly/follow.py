@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repromatrix.errors import UserError
-from repromatrix.gh import GitHub
 from repromatrix.github.authors import DEFAULT_BOTS
+from repromatrix.github.client import GitHub
 from repromatrix.hunt_table import HUNTS
 from repromatrix.nightly import hunt_comment, tracking
 from repromatrix.nightly.triage import Triage, triage
@@ -112,7 +112,7 @@ def _track(
     client: GitHub,
     followed: Followed,
     night: tracking.Night,
-    hunts: list[tracking.Hunt],
+    hunts: list[tracking.Dispatch],
     say: Callable[[str], None],
 ) -> None:
     issues = client.issues(options.label)
@@ -180,11 +180,11 @@ def _own(options: FollowOptions, combination: str) -> dict[str, str]:
     return {"runner": runner} if runner else {}
 
 
-def _hunts(options: FollowOptions, found: Triage, night: tracking.Night) -> list[tracking.Hunt]:
+def _hunts(options: FollowOptions, found: Triage, night: tracking.Night) -> list[tracking.Dispatch]:
     """Tonight's hunts as the issue lists them, under the workflow each is sent to."""
     sent = [(options.workflows[request.HUNT], request) for request in found.requests()]
     return [
-        tracking.Hunt(
+        tracking.Dispatch(
             key=request.hunt,
             workflow=workflow,
             what=request.what,

@@ -25,9 +25,8 @@ from repromatrix.matrix.model import (
     ID_PATTERN,  # a report folder's name: never a path
     runs_on,
 )
-from repromatrix.matrix.pins import is_version
+from repromatrix.matrix.pins import is_version, parse_pin_option
 from repromatrix.names import canonicalize_name
-from repromatrix.probe.check import parse_pin_option
 
 DEFAULT_RUNNER = '["self-hosted", "linux", "gpu"]'
 

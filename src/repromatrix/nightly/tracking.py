@@ -63,7 +63,11 @@ class Failure:
 
 
 @dataclass
-class Hunt:
+class Dispatch:
+    """A hunt the nightly sent to its workflow (a bisect, a culprit hunt), as the
+    tracking issue lists it until its answer comes back (hunts.hunt.Hunt is the
+    hunt itself)."""
+
     key: str  # bisect:<package>:<good>:<bad>:<case> | culprit:<combination>:<case>
     workflow: str
     what: str  # "transformers 4.52.4..4.53.0" / "tf-latest: 3 packages moved"
@@ -78,7 +82,7 @@ class Hunt:
 @dataclass
 class TrackingState:
     failures: dict[str, Failure] = field(default_factory=dict)
-    hunts: list[Hunt] = field(default_factory=list)
+    hunts: list[Dispatch] = field(default_factory=list)
     last_run: str = ""
 
     def hidden(self) -> str:
@@ -103,7 +107,7 @@ def read_state(body: str) -> TrackingState | None:
         if data.get("schema") != STATE_SCHEMA:
             return None
         failures = [Failure(**f) for f in data.get("failures", [])]
-        hunts = [Hunt(**h) for h in data.get("hunts", [])]
+        hunts = [Dispatch(**h) for h in data.get("hunts", [])]
     except (ValueError, TypeError, AttributeError):
         return None
     return TrackingState(
@@ -197,7 +201,7 @@ def follow(
     night: Night,
     *,
     baseline: Results | None = None,
-    hunts: list[Hunt] = (),  # type: ignore[assignment]
+    hunts: list[Dispatch] = (),  # type: ignore[assignment]
     answers: dict[str, tuple[str, str]] | None = None,
     summary: str = "",
 ) -> Update:
@@ -235,10 +239,10 @@ def follow(
 
 def _hunts(
     previous: TrackingState | None,
-    tonight: list[Hunt],
+    tonight: list[Dispatch],
     answers: dict[str, tuple[str, str]],
     keep: set[str],
-) -> list[Hunt]:
+) -> list[Dispatch]:
     """Earlier hunts for failures still tracked, tonight's, each with its answer."""
     hunts = {h.key: h for h in (previous.hunts if previous else []) if _failure_key(h) in keep}
     for hunt in tonight:
@@ -249,7 +253,7 @@ def _hunts(
     return list(hunts.values())
 
 
-def _failure_key(hunt: Hunt) -> str:
+def _failure_key(hunt: Dispatch) -> str:
     return f"{hunt.combination} {hunt.case}"
 
 
@@ -404,7 +408,7 @@ def _possibly(found: list[PossiblyFixed]) -> str:
     return "\n".join([*lines, ""]) + "\n"
 
 
-def _hunt_lines(hunts: list[Hunt]) -> str:
+def _hunt_lines(hunts: list[Dispatch]) -> str:
     if not hunts:
         return ""
     lines = ["### Hunts", ""]

@@ -22,7 +22,7 @@ package and pass (``Neighbours``), each with the pins that hold the rest
   and tonight's resolved sets (``CulpritRequest``: the two locks, for culprit.yml),
   one per combination, at most ``limit`` a night.
 
-Nothing here talks to GitHub: see github.py.
+Nothing here talks to GitHub: nightly/follow.py does, through github/client.py.
 """
 
 from __future__ import annotations

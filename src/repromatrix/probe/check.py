@@ -25,18 +25,17 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repromatrix import procs, redact
+from repromatrix import procs
 from repromatrix.environment import Environment, EnvRequest, EnvStore, InstallError
 from repromatrix.environment.request import CELL_TOOLING
-from repromatrix.errors import UserError
 from repromatrix.execution._cell.signature import Signature, signature_of_traceback
 from repromatrix.execution.cell import run_in_cell
 from repromatrix.execution.runner import CaseRecord, CaseRunner, run_script
-from repromatrix.matrix.pins import Pin, PinKind, is_version, parse_pin, pin_text
+from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.names import canonicalize_name
 from repromatrix.outcomes import COLLECTION_ID, ProbeOutcome
 from repromatrix.probe.observation import (
@@ -64,51 +63,6 @@ _IMPORT_ERROR = re.compile(
     r"(?:^|: )(?:ModuleNotFoundError|ImportError): "
     r"(?:No module named '(?P<missing>[^']+)'|cannot import name '[^']+' from '(?P<source>[^']+)')"
 )
-_PIN = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(.*?)\s*$")
-
-
-def parse_pin_option(text: str) -> Pin:
-    """``--pin`` as written on a command line:
-
-    ``torch==2.13.0``, ``torch>=2.5,<2.14``, ``torch=system``, ``peft=latest``,
-    ``unsloth=null`` (kept out), ``mylib=.`` / ``mylib=./pkgs/mylib`` (a folder,
-    relative to the working directory), ``peft@git+https://...``."""
-    redact.remember(texts=[text])  # credentials of a URL, masked wherever they appear
-    match = _PIN.match(text)
-    if not match or not match.group(2):
-        raise UserError(
-            f"--pin {text!r}: expected PACKAGE==VERSION, PACKAGE<specifier>, "
-            "PACKAGE=system|latest|null, PACKAGE=./FOLDER or PACKAGE@URL"
-        )
-    name, rest = match.groups()
-    if rest.startswith("@"):
-        raw: str | None = rest[1:].strip()
-    elif rest.startswith("==") and is_version(rest[2:]):
-        raw = rest[2:].strip()
-    elif rest.startswith("=") and not rest.startswith("=="):
-        raw = rest[1:].strip()
-        if raw not in ("system", "latest", "null") and not raw.startswith((".", "/")):
-            # 'torch=>2' is a typo of 'torch>=2', not a pin to guess at
-            raise UserError(
-                f"--pin {text!r}: after a single '=' comes system, latest, null or a "
-                "folder (./FOLDER; a version takes '==')"
-            )
-        raw = None if raw == "null" else raw
-    else:
-        raw = rest  # a specifier: >=, <, ~=, !=, ==4.5.*
-    try:
-        return parse_pin(name, raw)
-    except ValueError as err:
-        raise UserError(f"--pin {text!r}: {err}") from None
-
-
-def unique_pins(pins: Sequence[Pin]) -> tuple[Pin, ...]:
-    seen: dict[str, Pin] = {}
-    for pin in pins:
-        if pin.package in seen and seen[pin.package] != pin:
-            raise UserError(f"--pin: {pin.package} is pinned twice ({seen[pin.package]}, {pin})")
-        seen[pin.package] = pin
-    return tuple(seen.values())
 
 
 Log = Callable[[str], None]
@@ -324,19 +278,3 @@ def _not_found(records: list[CaseRecord]) -> bool:
         and records[0].id == COLLECTION_ID
         and "ERROR: not found:" in records[0].message
     )
-
-
-def resolved_floating(pins: Sequence[Pin], resolved: Mapping[str, str]) -> str:
-    """What the pins that name no exact version resolved to, for the console:
-    ``peft>=0.15 -> 0.17.1, trl=latest -> 0.26.2`` (empty when all pins are exact)."""
-    shown = [
-        f"{pin_text(pin)} -> {resolved.get(pin.package, 'not installed')}"
-        for pin in pins
-        if pin.kind not in (PinKind.EXACT, PinKind.ABSENT)
-    ]
-    return ", ".join(shown)
-
-
-def pins_text(pins: Sequence[Pin]) -> str:
-    """``torch==2.13.0 peft>=0.15`` for logs and reports."""
-    return " ".join(pin_text(p) for p in pins)

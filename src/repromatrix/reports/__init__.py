@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from repromatrix import gh
 from repromatrix.errors import UserError
+from repromatrix.github.client import GitHub
 from repromatrix.outcomes import UNEXPECTED, VERDICTS, verdict_attention
 from repromatrix.redact import portable_path
 from repromatrix.reports import environment, html, junit, markdown, results_json, step_summary
@@ -84,7 +84,7 @@ class Reporting:
         if step is not None:
             say("summary appended to $GITHUB_STEP_SUMMARY")
         if self.issue is not None:
-            gh.GitHub(say=say).comment(self.issue, written["summary.md"])
+            GitHub(say=say).comment(self.issue, written["summary.md"])
         code = results.summary.exit_code if results.summary else 0
         return results, code
 

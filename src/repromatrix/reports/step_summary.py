@@ -1,5 +1,5 @@
 """The CI step summary: in a GitHub Actions step (``GITHUB_STEP_SUMMARY`` set),
-summary.md is appended to it. Posting on an issue (``--issue N``) is gh.py's."""
+summary.md is appended to it. Posting on an issue (``--issue N``) is github/client.py's."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ results.json (schema 1)::
      "fixed": [...same shape...]}
 
 The verdict fields (a case's status, known_issue, change, transitions; a
-combination's verdict; summary, regressions, fixed) are written by verdicts.py
+combination's verdict; summary, regressions, fixed) are written by verdicts/judge.py
 from the raw outcomes, and rewritten whenever the reports are re-rendered.
 
 Other tools read these names: fields are added, never renamed. Readers ignore

@@ -1,7 +1,7 @@
 """The search of a culprit hunt: which of the changes between a good and a bad lock
 turn good into bad. Delta debugging (Zeller and Hildebrandt's ddmin).
 
-Pure logic, like search.py: it is handed the names of the changed packages and an
+Pure logic, like bisection.py: it is handed the names of the changed packages and an
 oracle that tests one *mix* (the good lock with a set of changes applied); it knows
 nothing of environments, so it is tested with synthetic oracles.
 

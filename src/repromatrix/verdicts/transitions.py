@@ -86,7 +86,7 @@ HELD_AS_REQUESTED = frozenset({PinKind.SYSTEM, PinKind.ABSENT, PinKind.DIRECT, P
 
 
 def held_pins(combination: CombinationResult, moving: str) -> list[str]:
-    """The ``--pin`` arguments (cli_bisect.py's grammar) that hold every matrix package
+    """The ``--pin`` arguments (matrix/pins.py's --pin grammar) that hold every matrix package
     but ``moving`` as ``combination`` had it, in column order:
 
     - ``PKG=system`` where it asked for the runner's own copy: its resolved version

@@ -16,6 +16,7 @@ flow.py          run and plan as steps; commands.py what they print
 view.py, query.py, summary.py, report.py
                  the stored atlas read back: query, recommend, index.html, CSV
 
-run.py           the hunt (hunts.Hunt, its row in hunt_table.py): plan(options) ->
-                 run(plan, prober), the prober running planned cells (engine.RunCells)
+run.py           the hunt (ATLAS: hunts.hunt.Hunt, its row in hunt_table.py):
+                 plan(options) -> run(plan, cells), its runner running planned cells
+                 (engine.RunCells), not a Prober
 """

@@ -1,5 +1,6 @@
-"""What ``repromatrix atlas run / plan / report`` print and write (cli/atlas.py calls
-these): the steps are flow.py's, the page and the CSV report.py's."""
+"""What ``repromatrix atlas plan / fold / report`` print and write (cli/atlas.py calls
+these; ``atlas run`` is the hunt, run.py): the steps are flow.py's, the page and the
+CSV report.py's."""
 
 from __future__ import annotations
 
@@ -8,17 +9,9 @@ from pathlib import Path
 
 import yaml
 
-from repromatrix.hunts.atlas.engine import RunCells
 from repromatrix.hunts.atlas.flow import AtlasOptions, prepare
 from repromatrix.hunts.atlas.flow import plan as plan_cells
 from repromatrix.hunts.atlas.state import write_state
-
-
-def run(options: AtlasOptions, prober: RunCells | None = None) -> int:
-    """``atlas run``: the hunt planned and run (hunts/atlas/run.py)."""
-    from repromatrix.hunts.atlas import run as hunt
-
-    return hunt.run(hunt.plan(options), prober)[1]
 
 
 def plan(

@@ -20,6 +20,14 @@ from rich.console import Console
 from repromatrix.environment import IndexSettings
 from repromatrix.environment.store import default_store_root
 from repromatrix.errors import UserError
+from repromatrix.hunts.bisect.book import (
+    Book,
+    as_of_said,
+    commits_record,
+    conclude_commits,
+    finish,
+    told,
+)
 from repromatrix.hunts.bisect.commits import (
     Commit,
     History,
@@ -30,14 +38,6 @@ from repromatrix.hunts.bisect.commits import (
 )
 from repromatrix.hunts.bisect.options import BisectOptions, Plan, commit_command
 from repromatrix.hunts.bisect.probing import Progress, Walk, search_with_probes
-from repromatrix.hunts.bisect.record import (
-    Book,
-    as_of_said,
-    commits_record,
-    conclude_commits,
-    finish,
-    told,
-)
 from repromatrix.hunts.bisect.report import BisectRecord
 from repromatrix.hunts.rerun import reproducible
 from repromatrix.matrix.pins import Pin, PinKind

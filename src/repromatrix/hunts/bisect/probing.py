@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.text import Text
 
 from repromatrix import procs
-from repromatrix.hunts.bisect.record import Book, add_step
+from repromatrix.hunts.bisect.book import Book, add_step
 from repromatrix.outcomes import ProbeOutcome
 from repromatrix.probe.prober import Prober
 from repromatrix.probe.rounds import Rounds

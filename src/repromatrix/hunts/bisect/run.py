@@ -3,7 +3,7 @@ to reports/bisect/<package>-<good>-<bad>/:
 
 plan: check the input, list candidates (options.py, probe/candidates.py) -> run:
 search with one probe per step from the prober it is handed (probing.py:
-search/bisection.py's k-section) -> the answer into the record (record.py) ->
+search/bisection.py's k-section) -> the answer into the record (book.py) ->
 bisect.json + bisect.md (report.py), rewritten as it goes.
 
 With ``--git``, refs that are not both releases plan a commit bisect instead, and a
@@ -16,14 +16,10 @@ the verdict line to stdout. Exit status: 0 found, 1 could not conclude, 2 bad in
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from packaging.version import Version
-from rich.console import Console
 
-from repromatrix import procs
-from repromatrix.console import plain_console
 from repromatrix.environment.as_of import before_first_release
+from repromatrix.hunts.bisect.book import Book, conclude, finish, told
 from repromatrix.hunts.bisect.commit_run import (
     CommitPlan,
     continue_into_commits,
@@ -38,20 +34,20 @@ from repromatrix.hunts.bisect.options import (
 )
 from repromatrix.hunts.bisect.options import plan as plan_releases
 from repromatrix.hunts.bisect.probing import Progress, Walk, search_with_probes
-from repromatrix.hunts.bisect.record import Book, conclude, finish, told
 from repromatrix.hunts.bisect.report import BisectRecord
+from repromatrix.hunts.hunt import Hunt, Voice, took_by_cell
 from repromatrix.hunts.rerun import reproducible
 from repromatrix.matrix.pins import Pin, PinKind
-from repromatrix.probe.prober import CellProber, Prober
+from repromatrix.probe.prober import Prober
 from repromatrix.probe.spec import Trial
 from repromatrix.results import ResultsDir
 from repromatrix.search.bisection import Status
 
 # A caller takes its options from here too (cli, issue, culprit).
-__all__ = ["BisectOptions", "plan", "run", "run_bisect"]
+__all__ = ["BISECT", "BisectOptions"]
 
 
-def plan(options: BisectOptions) -> Plan | CommitPlan:
+def plan(options: BisectOptions, _voice: Voice) -> Plan | CommitPlan:
     """Everything wrong with the input, found before anything is built. With
     ``--git``, refs that are not both releases of the package are a commit bisect."""
     if options.git is not None and not releases_given(options):
@@ -59,30 +55,12 @@ def plan(options: BisectOptions) -> Plan | CommitPlan:
     return plan_releases(options)
 
 
-def run_bisect(
-    options: BisectOptions,
-    prober: Prober | None = None,
-    *,
-    console: Console | None = None,
-    say: Callable[[str], None] = print,
-) -> tuple[BisectRecord, int]:
-    """Plan and run the bisect (``prober``: default, cells from the default store)."""
-    procs.reset_cancelled()
-    return run(plan(options), prober or CellProber(), console=console, say=say)
-
-
-def run(
-    checked: Plan | CommitPlan,
-    prober: Prober,
-    *,
-    console: Console | None = None,
-    say: Callable[[str], None] = print,
-) -> tuple[BisectRecord, int]:
+def run(checked: Plan | CommitPlan, prober: Prober, voice: Voice) -> tuple[BisectRecord, int]:
     """Run a planned bisect; returns the record written and the exit status.
 
     A release bisect with ``--git`` that finds its two adjacent releases goes on into
     the commits between their tags."""
-    show = console or plain_console(stderr=True)
+    show, say = voice.show, voice.say
     if isinstance(checked, CommitPlan):
         return run_commits(checked, prober, show, say)
     options = checked.options
@@ -122,3 +100,8 @@ def run(
             continue_into_commits(options, checked, book, result, prober, show)
         finish(book, lambda: reproduce_command(options.today(), checked))
     return record, told(record, "candidate", say)
+
+
+BISECT: Hunt[BisectOptions, Plan | CommitPlan, BisectRecord, Prober] = Hunt(
+    "bisect", plan, run, took_by_cell
+)

@@ -24,27 +24,27 @@ from rich.console import Console
 from rich.text import Text
 
 from repromatrix import procs
-from repromatrix.console import plain_console
 from repromatrix.errors import UserError
 from repromatrix.hunts.bisect.report import BisectRecord
-from repromatrix.hunts.bisect.run import BisectOptions, run_bisect
+from repromatrix.hunts.bisect.run import BISECT, BisectOptions
 from repromatrix.hunts.culprit.locks import Change, mixed_pins
 from repromatrix.hunts.culprit.options import CulpritOptions, Plan, plan, shown_source
 from repromatrix.hunts.culprit.report import CulpritRecord, CulpritStep, verdict_line
 from repromatrix.hunts.culprit.report import write as write_report
+from repromatrix.hunts.hunt import Hunt, Voice, run_hunt, took_by_cell
 from repromatrix.hunts.rerun import reproducible
 from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.outcomes import ProbeOutcome
-from repromatrix.probe.prober import CellProber, Prober
+from repromatrix.probe.prober import Prober
 from repromatrix.probe.spec import Trial as ProbeTrial
 from repromatrix.results import ResultsDir, utc_now
 from repromatrix.search.ddmin import Attempt, DdminResult, Outcome, Status, Trial, ddmin, most_runs
 
-# A caller of run_culprit takes its options from here too (cli).
-__all__ = ["CulpritOptions", "plan", "run", "run_culprit"]
+# A caller takes its options from here too (cli).
+__all__ = ["CULPRIT", "CulpritOptions", "culprit_hunt"]
 
-# The release bisect of a single culprit (hunts/bisect: run_bisect; a test's own).
-Bisect = Callable[..., tuple[BisectRecord, int]]
+# The release bisect of a single culprit: the bisect hunt on the one road (a test's own).
+ReleaseBisect = Callable[[BisectOptions, Prober, Voice], tuple[BisectRecord, int]]
 
 _OUTCOMES = {
     ProbeOutcome.GOOD: Outcome.GOOD,
@@ -53,33 +53,33 @@ _OUTCOMES = {
 }
 
 
-def run_culprit(
-    options: CulpritOptions,
-    prober: Prober | None = None,
-    *,
-    console: Console | None = None,
-    say: Callable[[str], None] = print,
-    bisect: Bisect = run_bisect,
-) -> tuple[CulpritRecord, int]:
-    """Plan and run the hunt (``prober``: default, cells from the default store)."""
-    show = console or plain_console(stderr=True)
-    procs.reset_cancelled()
-    checked = plan(options, lambda line: show.print(line, highlight=False))
-    return run(checked, prober or CellProber(), console=show, say=say, bisect=bisect)
+def bisect_releases(
+    options: BisectOptions, prober: Prober, voice: Voice
+) -> tuple[BisectRecord, int]:
+    return run_hunt(BISECT, options, prober, voice)
+
+
+def culprit_hunt(
+    releases: ReleaseBisect = bisect_releases,
+) -> Hunt[CulpritOptions, Plan, CulpritRecord, Prober]:
+    """The culprit hunt, a single culprit's releases bisected by ``releases`` (handed
+    the same prober)."""
+
+    def planned(options: CulpritOptions, voice: Voice) -> Plan:
+        return plan(options, voice.note)
+
+    def ran(checked: Plan, prober: Prober, voice: Voice) -> tuple[CulpritRecord, int]:
+        return run(checked, prober, voice, releases)
+
+    return Hunt("culprit", planned, ran, took_by_cell)
 
 
 def run(
-    checked: Plan,
-    prober: Prober,
-    *,
-    console: Console | None = None,
-    say: Callable[[str], None] = print,
-    bisect: Bisect = run_bisect,
+    checked: Plan, prober: Prober, voice: Voice, releases: ReleaseBisect = bisect_releases
 ) -> tuple[CulpritRecord, int]:
     """Run a planned hunt; returns the record written and the exit status. ``prober``
-    makes every probe; ``bisect`` is the release bisect of a single culprit (handed
-    the same prober)."""
-    show = console or plain_console(stderr=True)
+    makes every probe; ``releases`` is the release bisect of a single culprit."""
+    show, say = voice.show, voice.say
     options, probe, changes, folder = (
         checked.options,
         checked.probe,
@@ -144,7 +144,7 @@ def run(
             if result.status is Status.FOUND and len(result.culprits) == 1 and options.releases:
                 held = _release_bisect(result, checked)
                 if held is not None:
-                    _bisect_releases(record, held, bisect, prober, show)
+                    _bisect_releases(record, held, releases, prober, voice)
         except BaseException:
             procs.cancel_all()  # probes in other threads (--jobs N) stop with the hunt
             record.status, record.finished = "interrupted", utc_now()
@@ -202,25 +202,27 @@ def _release_bisect(result: DdminResult, checked: Plan) -> BisectOptions | None:
         good=change.good or "",
         bad=change.bad or "",
         probe=checked.probe,
-        cell=replace(options.cell, pins=(*pins, *options.pins)),
+        cell=replace(options.cell, pins=(*pins, *options.pins), taken=()),  # said once
         out=checked.folder / "releases",
         index=checked.index,
     )
 
 
 def _bisect_releases(
-    record: CulpritRecord, held: BisectOptions, bisect: Bisect, prober: Prober, show: Console
+    record: CulpritRecord,
+    held: BisectOptions,
+    releases: ReleaseBisect,
+    prober: Prober,
+    voice: Voice,
 ) -> None:
     """The release bisect of a single culprit, its answer into the record."""
-    name = held.package
-    show.print(f"bisecting {name}'s releases between {held.good} and {held.bad}")
+    name, show = held.package, voice.show
+    voice.note(f"bisecting {name}'s releases between {held.good} and {held.bad}")
+    inner = Voice(
+        say=lambda line: voice.note(f"release bisect: {line}"), note=voice.note, console=show
+    )
     try:
-        bisected, _code = bisect(
-            held,
-            prober=prober,
-            console=show,
-            say=lambda line: show.print(f"release bisect: {line}", highlight=False),
-        )
+        bisected, _code = releases(held, prober, inner)
     except UserError as err:
         record.release_bisect = {"status": "not run", "verdict": f"not run: {err}", "steps": 0}
         return
@@ -283,3 +285,6 @@ def _progress(console: Console, attempt: Attempt, total: int) -> None:
             f" ({attempt.trial.detail[:160]}, {attempt.trial.seconds:.1f}s{cached})",
         )
     )
+
+
+CULPRIT = culprit_hunt()

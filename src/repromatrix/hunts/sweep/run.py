@@ -22,17 +22,15 @@ so in sweep.json, sweep.md and its summary line, with how many releases it teste
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from packaging.version import Version
 from rich.console import Console
 from rich.text import Text
 
-from repromatrix import procs
-from repromatrix.console import plain_console
 from repromatrix.environment.as_of import before_first_release
 from repromatrix.execution import host
-from repromatrix.gh import GitHub
+from repromatrix.github.client import GitHub
+from repromatrix.hunts.hunt import Hunt, Voice, took_by_cell
 from repromatrix.hunts.rerun import (
     as_of_args,
     note_refusal,
@@ -59,28 +57,36 @@ from repromatrix.hunts.sweep.reproducer import reproducer_for
 from repromatrix.matrix.pins import Pin, PinKind, pin_text
 from repromatrix.outcomes import ProbeOutcome
 from repromatrix.probe.observation import Observation
-from repromatrix.probe.prober import CellProber, Prober
+from repromatrix.probe.prober import Prober
 from repromatrix.probe.rounds import pooled
 from repromatrix.probe.spec import Trial
 from repromatrix.results import ResultsDir, utc_now
 from repromatrix.search.ranges import Releases, Transition, collapse, is_monotone, transitions
 
-# A caller of run_sweep takes its options from here too (cli, issue).
-__all__ = ["Releases", "SweepOptions", "plan", "run", "run_sweep"]
+# A caller takes its options from here too (cli, issue).
+__all__ = ["SWEEP", "Releases", "SweepOptions", "sweep_hunt"]
 
 NOTHING_TESTED = 1  # exit status: every release was untestable, the sweep has no answer
 
 
+def sweep_hunt(github: GitHub | None = None) -> Hunt[SweepOptions, Plan, SweepRecord, Prober]:
+    """The sweep, its report posted on ``--issue`` through ``github`` (default: the
+    gh client)."""
+
+    def planned(options: SweepOptions, _voice: Voice) -> Plan:
+        return plan(options)
+
+    def ran(checked: Plan, prober: Prober, voice: Voice) -> tuple[SweepRecord, int]:
+        return run(checked, prober, voice, github)
+
+    return Hunt("sweep", planned, ran, took_by_cell)
+
+
 def run(
-    checked: Plan,
-    prober: Prober,
-    *,
-    console: Console | None = None,
-    say: Callable[[str], None] = print,
-    github: GitHub | None = None,
+    checked: Plan, prober: Prober, voice: Voice, github: GitHub | None = None
 ) -> tuple[SweepRecord, int]:
     """Run a planned sweep; returns the record written and the exit status."""
-    show = console or plain_console(stderr=True)
+    show, say = voice.show, voice.say
     options = checked.options
     warning = before_first_release(options.as_of, checked.package, checked.index)
     yanked = checked.listing.yanked_line(checked.low, checked.high)
@@ -171,20 +177,6 @@ def run(
     return record, NOTHING_TESTED if nothing_tested(record) else 0
 
 
-def run_sweep(
-    options: SweepOptions,
-    prober: Prober | None = None,
-    *,
-    console: Console | None = None,
-    say: Callable[[str], None] = print,
-    github: GitHub | None = None,
-) -> tuple[SweepRecord, int]:
-    """Plan and run the sweep (``prober``: default, cells from the default store)."""
-    procs.reset_cancelled()
-    checked = plan(options)
-    return run(checked, prober or CellProber(), console=console, say=say, github=github)
-
-
 def _conclude(record: SweepRecord) -> None:
     outcomes = [(r.version, r.outcome) for r in record.results]
     record.ranges = collapse(outcomes)
@@ -246,3 +238,6 @@ def _progress(console: Console, result: ResultRecord, done: int, total: int) -> 
             f"{said} {result.seconds:.1f}s",
         )
     )
+
+
+SWEEP = sweep_hunt()

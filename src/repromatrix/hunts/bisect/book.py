@@ -1,8 +1,8 @@
-"""What a bisect writes into its record (report.BisectRecord) as the search goes: each
-step with the stack of its day (as-of dates, notes, refusals), the answer once the
-search ends, with the cell it was found in, and for a commit search the commits and
-the one that changed the outcome. ``Book`` writes the record out (report.py) as it
-changes.
+"""The bisect's book: what it writes into its record (report.BisectRecord) as the
+search goes (``Book`` holds the record and writes it out, report.py, as it changes):
+each step with the stack of its day (as-of dates, notes, refusals), the answer once
+the search ends, with the cell it was found in, and for a commit search the commits
+and the one that changed the outcome.
 """
 
 from __future__ import annotations
