@@ -142,6 +142,26 @@ def test_a_flip_that_does_not_hold_is_not_named(package, index, tmp_path: Path) 
     assert len(prober.trials) == 2  # the reruns, no hunt
 
 
+def test_a_flip_from_a_release_the_index_lacks_is_confirmed_and_said_unnamed(
+    package, index, tmp_path: Path
+) -> None:
+    # The last decisive night's release is gone from the index: the bisect's plan refuses
+    # it (one line), and the confirmed flip and tonight's answer stand, with that line.
+    found, _house, fixed = package
+    job = _job(found, {PACKAGE: "0.9"})
+    result, observation = _tonight("good", tinyfix="1.3")
+    prober = Prober(fixed)
+
+    _follow(job, result, observation, prober, tmp_path)
+
+    assert result.runs == ["good", "good", "good"]
+    named = result.named
+    assert named is not None and (named.how, named.release, named.commit) == ("bisect", None, None)
+    assert named.note.startswith("the bisect could not start: ") and "0.9" in named.note
+    assert len(prober.trials) == 2  # the reruns, no probe of the refused hunt
+    assert "confirmed: good in 3 of 3 runs" in result.markdown
+
+
 def test_two_packages_moved_and_the_culprit_is_the_one(package, index, tmp_path: Path) -> None:
     found, _house, fixed = package
     job = _job(found, {PACKAGE: "1.0", OTHER: "1.0"})

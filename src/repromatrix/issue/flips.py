@@ -178,10 +178,10 @@ def repro_line(job: Job, versions: dict[str, str]) -> str:
 
 def found_by(named: Named) -> str:
     """How the flip was named, in words: the hunts, what they searched, the commit."""
-    parts = []
-    if named.how == "bisect" and named.package:
+    parts = []  # a hunt that searched nothing (its plan refused) is said by its note
+    if named.how == "bisect" and named.package and named.releases:
         parts.append(f"a bisect of {_text(named.package)}'s {named.releases} releases")
-    elif named.how == "culprit":
+    elif named.how == "culprit" and named.releases:
         parts.append(f"a culprit hunt (ddmin, then a bisect of {named.releases} releases)")
     if named.commits:
         parts.append(f"then of the {named.commits} commits between the two releases")

@@ -145,10 +145,11 @@ def follow(
             on_main = main_branch(tonight, package, outcome)
             result.main.append(on_main)
             lines.append(f"- {package} main: {_main_said(on_main)}")
-    except OutOfTurn as err:
-        lines.append(f"- stopped: {err}")
+    except (OutOfTurn, UserError) as err:  # tonight's answer stands, whatever stopped here
+        said = one_line(redact_text(str(err)), 300)
+        lines.append(f"- stopped: {said}")
         if result.named is not None and not result.named.note:
-            result.named.note = str(err)
+            result.named.note = said
     finally:
         if result.named is not None:
             result.named.cells = budget.cells
@@ -198,7 +199,10 @@ def _bisected(
         package=package, good=good, bad=bad, find=find, probe=tonight.probe,
         cell=tonight.cell(now, without=package), index=tonight.index, out=tonight.out / "named",
     )  # fmt: skip
-    record = _bisect(options, tonight.budget)
+    try:
+        record = _bisect(options, tonight.budget)
+    except UserError as err:  # e.g. a side's release is not in the index any more
+        return Named(how="bisect", package=package, note=_not_started("bisect", err))
     found = Named(how="bisect", package=package, releases=len(record.candidates))
     if record.status != "found" or record.first is None:
         found.note = f"the bisect did not conclude: {one_line(redact_text(record.verdict), 300)}"
@@ -222,7 +226,10 @@ def _culprit(
         out=tonight.out / "named",
         index=tonight.index,
     )
-    record = _run_culprit(options, tonight.budget)
+    try:
+        record = _run_culprit(options, tonight.budget)
+    except UserError as err:
+        return Named(how="culprit", note=_not_started("culprit hunt", err))
     found = Named(how="culprit")
     if record.status != "found" or len(record.culprits) != 1:
         found.note = f"the culprit hunt did not name one package: {one_line(record.verdict, 300)}"
@@ -264,7 +271,11 @@ def _into_commits(tonight: Tonight, found: Named, passes: bool) -> None:
         git=url, probe=tonight.probe, cell=tonight.cell(others, without=package),
         index=tonight.index, out=tonight.out / "commits",
     )  # fmt: skip
-    record = _bisect(options, tonight.budget)
+    try:
+        record = _bisect(options, tonight.budget)
+    except UserError as err:
+        found.note = _not_started("commit bisect", err)
+        return
     found.commits = int(record.commits.get("count") or 0)
     first = record.commits.get("first")
     if record.status == "found" and isinstance(first, dict):
@@ -310,7 +321,11 @@ def main_branch(tonight: Tonight, package: str, released: str | None) -> OnMain:
         git=url, probe=tonight.probe, cell=tonight.cell(tonight.versions, without=package),
         index=tonight.index, out=tonight.out / "main",
     )  # fmt: skip
-    record = _bisect(options, tonight.budget)
+    try:
+        record = _bisect(options, tonight.budget)
+    except UserError as err:
+        on_main.note = _not_started("commit bisect", err)
+        return on_main
     first = record.commits.get("first")
     if record.status == "found" and isinstance(first, dict):
         on_main.since = _commit(first)
@@ -338,6 +353,11 @@ def _commit(found: dict) -> Commit:
         subject=one_line(redact_text(str(found.get("subject") or "")), 300),
         pr=int(pr) if isinstance(pr, str) and pr.isdigit() and len(pr) < 10 else None,
     )
+
+
+def _not_started(hunt: str, err: UserError) -> str:
+    """A hunt its plan refused (bad input is one line): said, and the flip still is."""
+    return f"the {hunt} could not start: {one_line(redact_text(str(err)), 300)}"
 
 
 def _said(found: Named) -> str:
