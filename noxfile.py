@@ -17,10 +17,14 @@
     nox -s atlas [-- --budget N --jobs N --wheelhouse DIR]
                                       the compatibility atlas: every pair of the atlas:
                                       block's releases, localised; reports/atlas/
+    nox -s bounds -- TARGET (--case ID | --script F.py) [--only DEP ...] [--json]
+                                      TARGET's declared dependency ranges, tested
+                                      (a folder or NAME==VERSION); reports/bounds/
     nox -s report [-- --results DIR --baseline FILE --issue N]
                                       re-render reports from stored results (runs nothing)
     nox -s tests                      the harness's own tests
     nox -s tests-fast                 the same without the e2e, act and browser tests (inner loop)
+    nox -s tests-unit                 the pure parts' tests (searches, atlas logic, reports): < 30 s
     nox -s nightly-dry-run [-- --tier T]
                                       night 1 of the nightly workflows under act, gh stood in
     nox -s lint                       ruff and the import-linter layers contract
@@ -114,6 +118,13 @@ def matrix(session: nox.Session) -> None:
 
 
 @nox.session(python=False)
+def clean(session: nox.Session) -> None:
+    """Prune the environment store, least recently used first, never a cell in use:
+    nox -s clean -- [--keep-days N] [--max-size SIZE] [--env-dir DIR]."""
+    harness(session, "gc", *session.posargs)
+
+
+@nox.session(python=False)
 def report(session: nox.Session) -> None:
     """Re-render reports/latest/ from its results (runs nothing):
     nox -s report -- [--results DIR] [--baseline FILE] [--issue N] [--known-issues FILE]."""
@@ -160,6 +171,29 @@ def tests_fast(session: nox.Session) -> None:
     # They build real cells, run the workflows under act, open Chromium: `tests` runs them.
     session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "test"), silent=True)
     session.run("pytest", "-n", "auto", "-m", FAST, *session.posargs)
+
+
+# The pure parts, from stored data only: the searches, the probe's rounds and
+# candidates, the atlas's knowledge, planner and inference, the vocabulary and verdicts,
+# the reports (issue 37). Not probe/test_check.py (it runs cases in a subprocess) nor
+# the atlas's localisation on planted universes (20 s alone): tests-fast has them.
+UNIT = (
+    "tests/search",
+    "tests/probe/test_rounds.py",
+    "tests/probe/test_candidates.py",
+    "tests/hunts/atlas/test_inference.py",
+    "tests/hunts/atlas/test_planner.py",
+    "tests/verdicts",
+    "tests/reports",
+    "tests/test_redact.py",
+)
+
+
+@nox.session(name="tests-unit")
+def tests_unit(session: nox.Session) -> None:
+    """The sub-minute loop: the pure parts' tests (no cell, no subprocess, no browser)."""
+    session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "test"), silent=True)
+    session.run("pytest", "-n", "auto", "-m", f"{FAST} and not heavy", *(session.posargs or UNIT))
 
 
 @nox.session(name="nightly-dry-run")

@@ -43,8 +43,13 @@ from repromatrix.cli import app
 from repromatrix.hunt_table import hunt
 from repromatrix.hunts.bisect import options
 from repromatrix.hunts.bisect.options import commit_command
+from repromatrix.hunts.bounds import options as bounds_options_module
+from repromatrix.hunts.bounds.declared import Target
+from repromatrix.hunts.bounds.probing import CellMaker
+from repromatrix.hunts.bounds.ranges import Dependency
 from repromatrix.hunts.sweep import options as sweep_options
 from repromatrix.matrix import load_matrix
+from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.matrix.sessions import read_sessions
 from repromatrix.nightly.triage import CulpritRequest
 from repromatrix.pipeline import repro_command
@@ -149,10 +154,14 @@ def committed_reports(root: Path) -> list[Command]:
     """What the tool wrote and the repository keeps: the baseline's summary.md and
     results.json, the example bisects' bisect.json (their bisect.md are in docs/)."""
     found = []
-    for path in sorted(root.glob("reports/baseline-*/summary.md")):
+    summaries = sorted(root.glob("reports/baseline-*/summary.md"))
+    summaries += sorted(root.glob("reports/bounds-*/*/summary.md"))
+    for path in summaries:
         found += in_markdown(path.read_text(), _relative(path, root))
-    for path in sorted(root.glob("reports/baseline-*/results.json")) + sorted(
-        root.glob("docs/examples/*/*.json")
+    for path in (
+        sorted(root.glob("reports/baseline-*/results.json"))
+        + sorted(root.glob("docs/examples/*/*.json"))
+        + sorted(root.glob("reports/bounds-*/*/bounds.json"))
     ):
         found += _json_commands(json.loads(path.read_text()), _relative(path, root))
     return found
@@ -229,6 +238,22 @@ def written_by_the_tool(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[C
         "--pin", "torch==2.13.0", "--jobs", "2",
     ])  # fmt: skip
     lines.append(("culprit.md Reproduce", culprit_options.command))
+
+    bounds_options = _options_from_cli([
+        "bounds", "trl==0.24.0", "--script", "probe.py", "--only", "transformers",
+        "--extra", "peft", "--pin", "torch==2.13.0", "--wheelhouse", "wheels", "--jobs", "2",
+    ])  # fmt: skip
+    bounds_plan = bounds_options_module.Plan(
+        options=bounds_options, python="3.11", interpreter="python", free=(), left_out=[],
+        target=Target("trl", "0.24.0", "trl==0.24.0", Pin("trl", PinKind.EXACT, "0.24.0"), (), ()),
+        dependencies=[Dependency("transformers", ">=4.56", (), (Version("4.56.0"),))],
+        index=None, probe=bounds_options.probe, folder=folder,
+    )  # fmt: skip
+    lines.append(("bounds: reproduce", bounds_options_module.reproduce_command(bounds_plan)))
+    # A cell's check line; a release the range shuts out travels as an override in --cell.
+    maker = CellMaker(bounds_plan, prober=None, on_run=None)  # type: ignore[arg-type]
+    lines.append(("bounds.json repro", maker.repro({"transformers": Version("4.56.0")})))
+    lines.append(("bounds.json repro (shut out)", maker.repro({"transformers": Version("4.1")})))
 
     (folder / "project").mkdir(exist_ok=True)
     printed = io.StringIO()

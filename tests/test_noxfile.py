@@ -3,6 +3,7 @@ CI job matrix, and a one-line error (no traceback) when matrix.yaml is broken.""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -53,7 +54,18 @@ def test_a_broken_matrix_is_one_line_and_a_non_zero_exit(repo_root, tmp_path):
 
 @pytest.mark.parametrize(
     "session",
-    ["matrix", "tests", "lint", "bisect", "sweep", "check", "culprit", "nightly-dry-run"],
+    [
+        "matrix",
+        "tests",
+        "tests-unit",
+        "lint",
+        "bisect",
+        "sweep",
+        "check",
+        "culprit",
+        "nightly-dry-run",
+        "clean",
+    ],
 )
 def test_named_sessions_have_a_description(repo_root, session):
     done = nox(repo_root, "-l", "--json", "-s", session)
@@ -90,8 +102,6 @@ def test_culprit_session_calls_the_command(repo_root, tmp_path):
 def test_every_function_nothing_calls_is_a_session(repo_root):
     """A top-level function the noxfile never calls is a session or dead code: culprit
     lost its @nox.session once and `nox -s culprit` said 'Sessions not found'."""
-    import ast
-
     tree = ast.parse((repo_root / "noxfile.py").read_text())
     called = {
         node.func.id
@@ -115,7 +125,6 @@ def test_every_function_nothing_calls_is_a_session(repo_root):
 
 def test_installing_sessions_keep_pip_quiet(repo_root):
     """tests and lint install silently: pages of installer output only when it fails."""
-    import ast
 
     tree = ast.parse((repo_root / "noxfile.py").read_text())
     installs = [
@@ -160,3 +169,23 @@ def test_a_nox_without_uv_says_nothing_extra_from_the_second_call_on(repo_root, 
         assert "Requirement already satisfied" not in output
     assert "installing the harness's requirements" in said[0]
     assert "installing" not in said[1] and "tf4.56-peft0.17" in said[1]
+
+
+def test_clean_session_runs_gc_on_the_store_it_is_given(repo_root, tmp_path):
+    done = nox(repo_root, "-s", "clean", "--", "--env-dir", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "gc: removed 0 environments (0 B); 0 left (0 B)" in done.stdout + done.stderr
+
+
+def test_the_unit_tier_names_test_files_that_exist(repo_root):
+    """tests-unit runs the paths of the noxfile's UNIT: one renamed away would make
+    pytest stop with 'file or directory not found' (or, for a folder, run less)."""
+    tree = ast.parse((repo_root / "noxfile.py").read_text())
+    (unit,) = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["UNIT"]
+    ]
+    paths = ast.literal_eval(unit)
+    assert "tests/search" in paths
+    assert [p for p in paths if not (repo_root / p).exists()] == []

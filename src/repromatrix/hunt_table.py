@@ -124,6 +124,24 @@ HUNTS = (
         ),
         session=("run",),
     ),
+    HuntRow(
+        name="bounds",
+        issue=False,
+        workflow=None,
+        words=Words(
+            help="are a package's declared dependency ranges right: each floor and ceiling tested",
+            about="Read TARGET's Requires-Dist (a folder, or NAME==VERSION) and test, for each "
+            "direct dependency, the lowest and the newest release its range admits beside a "
+            "set of the others that works, and the newest release its cap shuts out; short "
+            "searches only where an end fails. Writes reports/bounds/<target>-<version>/ "
+            "(bounds.json, summary.md, pyproject.diff).",
+            exits="Exit status: 0 every declared bound holds, 1 one is wrong (or could not be "
+            "judged), 2 bad input.",
+            usage="Declared ranges, tested: -- TARGET (--case ID | --script F) "
+            "[--only DEP ...] [--wheelhouse DIR] [--json].",
+            kept="the cells done are in bounds.json",
+        ),
+    ),
 )
 BY_NAME = {row.name: row for row in HUNTS}
 

@@ -234,3 +234,54 @@ def combination_status(outcomes: set[str]) -> CombinationStatus:
     if not outcomes or outcomes <= {CaseOutcome.SKIPPED}:
         return CombinationStatus.SKIPPED
     return CombinationStatus.PASSED
+
+
+# --------------------------------------------------------------------------- bounds
+# What `repromatrix bounds` says of one declared dependency range (hunts/bounds/): the
+# console, summary.md, bounds.json and the tracking issue read this table.
+
+
+class BoundVerdict(StrEnum):
+    """One word per declared dependency range, and per end of it."""
+
+    OK = "ok"
+    FLOOR_TOO_LOW = "floor-too-low"
+    FLOORS_CONFLICT = "floors-conflict"
+    CEILING_MISSING = "ceiling-missing"
+    CEILING_TOO_TIGHT = "ceiling-too-tight"
+    UNTESTABLE = "untestable"
+
+
+@dataclass(frozen=True)
+class BoundRow:
+    verdict: BoundVerdict
+    symbol: str
+    wrong: bool  # a declared bound shown wrong (exit 1, the tracking issue)
+    meaning: str
+
+
+# In order of precedence: a dependency's verdict is the first of its ends' verdicts here.
+BOUND_TABLE: tuple[BoundRow, ...] = (
+    BoundRow(
+        BoundVerdict.FLOOR_TOO_LOW, "⬇️", True,
+        "the lowest release the range admits fails beside a working set of the others",
+    ),
+    BoundRow(
+        BoundVerdict.FLOORS_CONFLICT, "🧩", True,
+        "each floor works alone, the floors fail (or cannot be installed) together",
+    ),
+    BoundRow(
+        BoundVerdict.CEILING_MISSING, "⬆️", True,
+        "the newest release the range admits fails: an upper bound is missing or too high",
+    ),
+    BoundRow(
+        BoundVerdict.CEILING_TOO_TIGHT, "🔒", True,
+        "the upper bound shuts out releases that work",
+    ),
+    BoundRow(
+        BoundVerdict.UNTESTABLE, "❔", False,
+        "could not be judged here (its reason says why)",
+    ),
+    BoundRow(BoundVerdict.OK, "✅", False, "both ends hold"),
+)  # fmt: skip
+BOUNDS: dict[BoundVerdict, BoundRow] = {row.verdict: row for row in BOUND_TABLE}

@@ -32,6 +32,8 @@ TOOK = "from matrix.yaml's defaults: torch==2.13.0, mylib=. (--pin overrides)"
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "matrix.yaml").write_text(MATRIX)
+    # mylib: "." is this folder, a Python project (a folder that is none is bad input)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "mylib"\nversion = "0.1.0"\n')
     (tmp_path / "probe.py").write_text("import sys\n")
     wheels = tmp_path / "wheels"
     wheels.mkdir()

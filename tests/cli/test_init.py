@@ -87,10 +87,12 @@ def test_init_gives_a_smoke_tier_with_cpu_torch_and_a_nightly_tier(tmp_path: Pat
     scaffold(tmp_path)
     matrix = load_matrix(tmp_path / "matrix.yaml")
     (smoke,) = matrix.tier("smoke")
-    assert smoke.extra_index_urls == ("https://download.pytorch.org/whl/cpu",)
+    # torch alone from the CPU index (an explicit index), not every package
+    assert smoke.package_indexes == (("torch", "https://download.pytorch.org/whl/cpu"),)
+    assert not smoke.extra_index_urls
     (nightly,) = matrix.tier("nightly")  # the nightly's default tier exists
     assert nightly.device == "cuda" and nightly.pin("torch").spec == "system"
-    assert not nightly.extra_index_urls
+    assert not nightly.extra_index_urls and not nightly.package_indexes
 
 
 def test_init_pins_the_folder_s_own_package_in_every_combination(tmp_path: Path) -> None:

@@ -54,6 +54,7 @@ HEAVY = (
 COMMANDS = (
     "list", "run", "report", "bisect", "check", "culprit", "ci-matrix", "merge", "triage",
     "hunt-inputs", "baseline", "hunt-comment", "sweep", "init", "issue", "dry-run", "atlas",
+    "bounds", "bounds-post", "gc",
 )  # fmt: skip
 
 

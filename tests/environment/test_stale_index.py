@@ -48,13 +48,21 @@ def _fake_uv(stale_syncs: int, calls: list[list[str]]):
     return run
 
 
+def _fake_uv_calls(monkeypatch: pytest.MonkeyPatch, stale_syncs: int) -> list[list[str]]:
+    """uv played by _fake_uv from here on; the list it records its calls in."""
+    calls: list[list[str]] = []
+    monkeypatch.setattr(store.procs, "run", _fake_uv(stale_syncs, calls))
+    return calls
+
+
+LATEST_INICONFIG = EnvRequest(pins=(parse_pin("iniconfig", "latest"),), tooling=())
+
+
 def test_a_release_newer_than_the_cached_page_is_synced_with_the_pages_read_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls: list[list[str]] = []
-    monkeypatch.setattr(store.procs, "run", _fake_uv(1, calls))
-    request = EnvRequest(pins=(parse_pin("iniconfig", "latest"),), tooling=())
-    env = EnvStore(tmp_path).build(request)
+    calls = _fake_uv_calls(monkeypatch, stale_syncs=1)
+    env = EnvStore(tmp_path).build(LATEST_INICONFIG)
     syncs = [c for c in calls if c[1:3] == ["pip", "sync"]]
     assert len(syncs) == 2 and "--refresh" not in syncs[0] and syncs[1][-1] == "--refresh"
     assert env.resolved == {"iniconfig": "2.3.0", "packaging": "26.4"}
@@ -64,10 +72,8 @@ def test_a_release_newer_than_the_cached_page_is_synced_with_the_pages_read_agai
 def test_a_release_the_index_really_lacks_is_still_an_install_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls: list[list[str]] = []
-    monkeypatch.setattr(store.procs, "run", _fake_uv(2, calls))
-    request = EnvRequest(pins=(parse_pin("iniconfig", "latest"),), tooling=())
+    calls = _fake_uv_calls(monkeypatch, stale_syncs=2)
     with pytest.raises(InstallError) as err:
-        EnvStore(tmp_path).build(request)
+        EnvStore(tmp_path).build(LATEST_INICONFIG)
     assert err.value.stage == "install" and "packaging==26.4" in err.value.message
     assert sum(c[1:3] == ["pip", "sync"] for c in calls) == 2, "one retry, not more"

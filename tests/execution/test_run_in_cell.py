@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 from repromatrix.environment import EnvRequest, InstallError
+from repromatrix.environment.gc import in_use
 from repromatrix.environment.request import Environment
+from repromatrix.environment.store import EnvStore
 from repromatrix.environment.uv import Interpreter
 from repromatrix.execution.cell import run_in_cell
 
@@ -47,9 +49,23 @@ def test_a_built_cell_runs_the_work(tmp_path: Path) -> None:
         seconds=0.0,
         interpreter=Interpreter(sys.executable, "3.11.0", "CPython"),
     )
+    (tmp_path / "complete").write_text("x")
     log = tmp_path / "install.log"
+
+    def work(cell: Environment) -> str:
+        with in_use(tmp_path / "store", cell.identity, wait=False) as free:
+            assert not free, "the cell is held in use while its work runs: gc leaves it"
+        return cell.identity
+
+    class Stored(EnvStore):  # the real store's use, its build stood in
+        def build(self, request, *, timeout, log=None):
+            return Store(env).build(request, timeout=timeout, log=log)
+
     got = run_in_cell(
-        Store(env), EnvRequest(pins=()), lambda e: e.identity, timeout=1, install_log=log
+        Stored(tmp_path / "store"), EnvRequest(pins=()), work, timeout=1, install_log=log
     )
     assert got == "ab" * 32
     assert "resolving with" in log.read_text()
+    assert (tmp_path / "used").exists()  # its last use, for gc's order
+    with in_use(tmp_path / "store", env.identity, wait=False) as free:
+        assert free

@@ -30,6 +30,9 @@ BAD = [
     (["--pin", "torch==2.13.0", "--wheelhouse", "{root}/nowhere"], "--wheelhouse"),
     (["--pin", "torch==2.13.0", "--cases", "{root}/nowhere"], "--cases"),
     (["--pin", "torch==2.13.0", "--no-such-option"], "--no-such-option"),
+    # A folder pin whose folder is missing, or no Python project (was 125, untestable).
+    (["--pin", "torch==2.13.0", "--pin", "mylib=./nope"], "'./nope' is no folder"),
+    (["--pin", "torch==2.13.0", "--pin", "mylib=./cases"], "no pyproject.toml or setup.py"),
 ]
 BAD_PROBES = [
     (["--case", "test_missing.py::test_x"], "test_missing.py"),

@@ -82,22 +82,28 @@ def test_pr_numbers_from_subjects() -> None:
     assert Commit(0, "a" * 40, "No number here #12 in the middle").pr is None
 
 
+def answer_bisect(tmp_path: Path, root: Path, good: str, bad: str, **kw) -> BisectOptions:
+    """A bisect of tinylib in the git repository ROOT from GOOD to BAD, probed by
+    whether tinylib.answer() is 42; reports and environments under TMP_PATH."""
+    script = tmp_path / "probe.py"
+    script.write_text("import sys, tinylib\nsys.exit(0 if tinylib.answer() == 42 else 1)\n")
+    return BisectOptions(
+        package="tinylib",
+        good=good,
+        bad=bad,
+        probe=Probe(script=script),
+        out=tmp_path / "reports",
+        env_dir=tmp_path / "envs",
+        git=root.as_uri(),
+        **kw,
+    )
+
+
 @pytest.mark.e2e
 def test_a_commit_bisect_finds_the_bad_commit(repo, tmp_path: Path) -> None:
     root, shas = repo
-    script = tmp_path / "probe.py"
-    script.write_text("import sys, tinylib\nsys.exit(0 if tinylib.answer() == 42 else 1)\n")
-    env_dir = tmp_path / "envs"
-    options = BisectOptions(
-        package="tinylib",
-        good="v0.1.0",
-        bad="v0.2.0",
-        probe=Probe(script=script),
-        out=tmp_path / "reports",
-        env_dir=env_dir,
-        git=root.as_uri(),
-        jobs=2,
-    )
+    options = answer_bisect(tmp_path, root, "v0.1.0", "v0.2.0", jobs=2)
+    env_dir = options.env_dir
     lines: list[str] = []
     record, code = run_hunt(BISECT, options, CellProber(env_dir=env_dir), Voice(say=lines.append))
     assert code == 0, record.reason
@@ -165,18 +171,7 @@ def test_a_release_bisect_goes_on_into_commits(repo, tmp_path: Path) -> None:
         ],
         check=True,
     )
-    script = tmp_path / "probe.py"
-    script.write_text("import sys, tinylib\nsys.exit(0 if tinylib.answer() == 42 else 1)\n")
-    options = BisectOptions(
-        package="tinylib",
-        good="0.1.0",
-        bad="0.2.0",
-        probe=Probe(script=script),
-        out=tmp_path / "reports",
-        env_dir=tmp_path / "envs",
-        wheelhouse=wheels,
-        git=root.as_uri(),
-    )
+    options = answer_bisect(tmp_path, root, "0.1.0", "0.2.0", wheelhouse=wheels)
     record, code = run_hunt(
         BISECT, options, CellProber(env_dir=tmp_path / "envs"), Voice(say=lambda _: None)
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,27 @@ PACKAGE = "tiny-pkg"
 RELEASES = ["1.0.0", "1.1.0", "1.2.0", "1.2.1", "1.3.0", "1.4.0", "1.5.0", "1.6.0", "2.0.0"]
 
 
+def only_index(monkeypatch: pytest.MonkeyPatch, folder: Path) -> str:
+    """Set FOLDER as the user's PIP_INDEX_URL with no other PIP_* or UV_* setting."""
+    for name in list(os.environ):
+        if name.startswith(("PIP_", "UV_")):
+            monkeypatch.delenv(name)
+    url = folder.as_uri()
+    monkeypatch.setenv("PIP_INDEX_URL", url)
+    return url
+
+
+def split_at(
+    first: str, below: ProbeOutcome = ProbeOutcome.GOOD, above: ProbeOutcome = ProbeOutcome.BAD
+) -> dict[str, ProbeOutcome]:
+    """Each release's outcome: BELOW before FIRST, ABOVE from FIRST on."""
+    return {v: below if Version(v) < Version(first) else above for v in RELEASES}
+
+
+# The command line of a bisect over the index's whole range, before its options.
+BISECT_WHOLE_RANGE = ["bisect", "--package", PACKAGE, "--good", "1.0.0", "--bad", "2.0.0"]
+
+
 @pytest.fixture
 def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A file:// index with RELEASES (and a yanked 1.4.1, a 2.0.0rc1), set as the
@@ -44,12 +66,7 @@ def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     anchors.append('<a href="tiny_pkg-1.4.1.tar.gz" data-yanked="">tiny_pkg-1.4.1.tar.gz</a>')
     anchors.append('<a href="tiny_pkg-2.0.0rc1.tar.gz">tiny_pkg-2.0.0rc1.tar.gz</a>')
     (page / "index.html").write_text("\n".join(anchors))
-    for name in list(os.environ):
-        if name.startswith(("PIP_", "UV_")):
-            monkeypatch.delenv(name)
-    url = (tmp_path / "simple").as_uri()
-    monkeypatch.setenv("PIP_INDEX_URL", url)
-    return url
+    return only_index(monkeypatch, tmp_path / "simple")
 
 
 @pytest.fixture
@@ -92,15 +109,9 @@ def options(tmp_path: Path, script: Path, good: str, bad: str, **kw) -> BisectOp
     )
 
 
-def test_a_regression_is_found_and_reported(
-    tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    truth = {
-        v: ProbeOutcome.GOOD if Version(v) < Version("1.3.0") else ProbeOutcome.BAD
-        for v in RELEASES
-    }
+def test_a_regression_is_found_and_reported(tmp_path: Path, index: str, script: Path) -> None:
     tested: list[str] = []
-    prober = fake_prober(truth, tested)
+    prober = fake_prober(split_at("1.3.0"), tested)
     lines: list[str] = []
     record, code = run_hunt(
         BISECT, options(tmp_path, script, "1.0.0", "2.0.0"), prober, Voice(say=lines.append)
@@ -139,12 +150,9 @@ def test_a_regression_is_found_and_reported(
 
 
 def test_a_fix_with_skips_next_to_it_is_inconclusive(
-    tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, index: str, script: Path
 ) -> None:
-    truth = {
-        v: ProbeOutcome.BAD if Version(v) < Version("1.4.0") else ProbeOutcome.GOOD
-        for v in RELEASES
-    }
+    truth = split_at("1.4.0", below=ProbeOutcome.BAD, above=ProbeOutcome.GOOD)
     truth["1.3.0"] = truth["1.4.0"] = ProbeOutcome.SKIP
     tested: list[str] = []
     prober = fake_prober(truth, tested)
@@ -164,9 +172,7 @@ def test_a_fix_with_skips_next_to_it_is_inconclusive(
     assert data["first_good"] is None and "first_bad" not in data
 
 
-def test_ends_that_do_not_behave_as_claimed(
-    tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_ends_that_do_not_behave_as_claimed(tmp_path: Path, index: str, script: Path) -> None:
     truth = dict.fromkeys(RELEASES, ProbeOutcome.BAD)
     tested: list[str] = []
     prober = fake_prober(truth, tested)
@@ -178,32 +184,24 @@ def test_ends_that_do_not_behave_as_claimed(
     assert "good end 1.1.0 was bad (exit 1)" in record.verdict
 
 
-def test_an_interrupted_bisect_keeps_its_steps(
-    tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    truth = {
-        v: ProbeOutcome.GOOD if Version(v) < Version("1.3.0") else ProbeOutcome.BAD
-        for v in RELEASES
-    }
+def test_an_interrupted_bisect_keeps_its_steps(tmp_path: Path, index: str, script: Path) -> None:
     tested: list[str] = []
-    fake = fake_prober(truth, tested)
+    fake = fake_prober(split_at("1.3.0"), tested)
 
     def prober(trial):
         if len(tested) == 3:
             raise KeyboardInterrupt
         return fake(trial)
 
-    args = ["bisect", "--package", PACKAGE, "--good", "1.0.0", "--bad", "2.0.0"]
-    args += ["--pin", "torch==2.13.0", "--script", str(script), "--out", str(tmp_path / "out")]
+    args = [*BISECT_WHOLE_RANGE, "--pin", "torch==2.13.0", "--script", str(script)]
+    args += ["--out", str(tmp_path / "out")]
     assert cli.main(args, prober=prober) == 130
     data = json.loads((tmp_path / "out" / "tiny-pkg-1.0.0-2.0.0" / "bisect.json").read_text())
     assert data["status"] == "interrupted"
     assert [s["version"] for s in data["steps"]] == tested
 
 
-def test_pre_releases_on_request(
-    tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_pre_releases_on_request(tmp_path: Path, index: str, script: Path) -> None:
     truth = {v: ProbeOutcome.GOOD for v in [*RELEASES, "2.0.0rc1"]}
     truth["2.0.0"] = ProbeOutcome.BAD
     prober = fake_prober(truth, [])
@@ -214,9 +212,7 @@ def test_pre_releases_on_request(
     assert (code, record.first_bad, record.last_good) == (0, "2.0.0", "2.0.0rc1")
 
 
-def test_a_wheelhouse_is_the_only_source(
-    tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_wheelhouse_is_the_only_source(tmp_path: Path, index: str, script: Path) -> None:
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     for version in ("1.0.0", "1.2.0", "1.5.0"):  # fewer releases than the index has
@@ -270,19 +266,7 @@ def test_bad_input_exits_2_with_one_line(
 
 
 def test_a_missing_script_exits_2(index: str, capsys: pytest.CaptureFixture) -> None:
-    code = cli.main(
-        [
-            "bisect",
-            "--package",
-            PACKAGE,
-            "--good",
-            "1.0.0",
-            "--bad",
-            "2.0.0",
-            "--script",
-            "missing.py",
-        ]
-    )
+    code = cli.main([*BISECT_WHOLE_RANGE, "--script", "missing.py"])
     assert code == 2
     assert "--script missing.py: no such file" in capsys.readouterr().err
 
@@ -323,11 +307,8 @@ def test_a_date_before_the_package_existed_is_one_warning(
         for i, v in enumerate(RELEASES)
     ]
     (page / "index.json").write_text(json.dumps({"meta": {"api-version": "1.1"}, "files": files}))
-    for name in list(os.environ):
-        if name.startswith(("PIP_", "UV_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("PIP_INDEX_URL", (tmp_path / "json").as_uri())
-    truth = {v: ProbeOutcome.GOOD if v < "1.3.0" else ProbeOutcome.BAD for v in RELEASES}
+    only_index(monkeypatch, tmp_path / "json")
+    truth = split_at("1.3.0")
     prober = fake_prober(truth, [])
     shown = StringIO()
     run_hunt(
@@ -397,14 +378,10 @@ def test_github_links_when_the_metadata_names_a_repository() -> None:
 
 
 def test_jobs_two_finds_the_same_release_in_fewer_rounds(
-    tmp_path: Path, index: str, script: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, index: str, script: Path
 ) -> None:
-    truth = {
-        v: ProbeOutcome.GOOD if Version(v) < Version("1.3.0") else ProbeOutcome.BAD
-        for v in RELEASES
-    }
     tested: list[str] = []
-    prober = fake_prober(truth, tested)
+    prober = fake_prober(split_at("1.3.0"), tested)
     one, _ = run_hunt(
         BISECT,
         options(tmp_path / "one", script, "1.0.0", "2.0.0"),
@@ -439,20 +416,7 @@ def test_jobs_two_finds_the_same_release_in_fewer_rounds(
 def test_bad_jobs_and_as_of_exit_2_with_one_line(
     index: str, script: Path, capsys: pytest.CaptureFixture, args: list[str], message: str
 ) -> None:
-    code = cli.main(
-        [
-            "bisect",
-            "--package",
-            PACKAGE,
-            "--good",
-            "1.0.0",
-            "--bad",
-            "2.0.0",
-            *args,
-            "--script",
-            str(script),
-        ]
-    )
+    code = cli.main([*BISECT_WHOLE_RANGE, *args, "--script", str(script)])
     err = capsys.readouterr().err
     assert code == 2, err
     assert message in err
@@ -550,8 +514,7 @@ def test_the_console_says_a_yanked_release_is_skipped_and_a_long_error_once(
     from rich.console import Console
 
     error = "exit 1: RuntimeError: Trying to backward through the graph a second time " + "x" * 250
-    truth = {v: ProbeOutcome.GOOD if Version(v) < Version("1.3.0") else ProbeOutcome.BAD
-             for v in RELEASES}  # fmt: skip
+    truth = split_at("1.3.0")
 
     def prober(trial):
         outcome = truth[trial.cell.pins[-1].spec]
@@ -569,3 +532,31 @@ def test_the_console_says_a_yanked_release_is_skipped_and_a_long_error_once(
     assert error[:100] in bad_lines[0] and len(bad_lines[0]) < 240  # cut, on one line
     assert all("the same as 2.0.0" in line for line in bad_lines[1:])
     assert all(s.detail == error for s in record.steps if s.outcome == "bad")
+
+
+def test_the_record_says_which_source_and_when_it_moved_during_the_hunt(
+    tmp_path: Path, index: str, script: Path
+) -> None:
+    """A folder pin's tree (commit, dirty, digest) is in bisect.json and bisect.md; an
+    edit while the bisect runs is said, as the answer then mixes two trees."""
+    truth = {v: ProbeOutcome.GOOD if Version(v) < Version("1.3.0") else ProbeOutcome.BAD
+             for v in RELEASES}  # fmt: skip
+    tested: list[str] = []
+    fake = fake_prober(truth, tested)
+    tree = {"path": ".", "commit": "abc1234" + "0" * 33, "dirty": False}
+
+    def prober(trial):
+        seen = fake(trial)
+        edited = len(tested) > 3  # the user saves a file after the third probe
+        digest = "sha256:" + ("b" if edited else "a") * 64
+        sources = {"mylib": {**tree, "digest": digest, "dirty": edited}}
+        return Observation(seen.outcome, seen.detail, 1.0, replace(seen.cell, sources=sources))
+
+    run_hunt(BISECT, options(tmp_path, script, "1.0.0", "2.0.0"), prober, Voice(say=print))
+    folder = tmp_path / "reports" / "bisect" / "tiny-pkg-1.0.0-2.0.0"
+    data = json.loads((folder / "bisect.json").read_text())
+    assert data["sources"]["mylib"]["digest"] == "sha256:" + "a" * 64
+    assert data["sources_changed"] == ["mylib abc1234 -> abc1234 + edits"]
+    text = (folder / "bisect.md").read_text()
+    assert "- your source: `mylib . abc1234, sha256:aaaaaaaaaaaa`" in text
+    assert "**your source changed during this hunt** (mylib abc1234 -> abc1234 + edits)" in text

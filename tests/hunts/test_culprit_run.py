@@ -202,3 +202,31 @@ def test_the_locks_indexes_reach_every_cell_with_credentials_masked(
     for written in ((folder / "culprit.json").read_text(), (folder / "culprit.md").read_text()):
         assert "hunter2-s3cret" not in written
     assert "mirror.example/simple" in (folder / "culprit.md").read_text()
+
+
+def test_culprit_names_the_source_its_cells_built(tmp_path: Path, script: Path) -> None:
+    from dataclasses import replace
+
+    from repromatrix.probe.observation import BuiltCell
+
+    fake = fake_prober([])
+    tree = {"path": ".", "digest": "sha256:" + "c" * 64, "commit": None, "dirty": False}
+
+    def prober(trial):
+        seen = fake(trial)
+        return replace(seen, cell=BuiltCell(identity="e" * 16, sources={"mylib": tree}))
+
+    options = CulpritOptions(
+        good=parse_lock(GOOD, str(tmp_path / "good.txt")),
+        bad=parse_lock(BAD, str(tmp_path / "bad.txt")),
+        probe=Probe(script=script),
+        cell=CellSpec(pins=(Pin("mylib", PinKind.PATH, ".", str(tmp_path)),)),
+        out=tmp_path / "out",
+    )
+    done = SimpleNamespace(status="found", first_bad="5.0.0", last_good="4.57.6", steps=[],
+                           candidates=[], verdict="first bad: transformers 5.0.0")  # fmt: skip
+    run_hunt(culprit_hunt(lambda *_a, **_k: (done, 0)), options, prober, Voice(say=print))
+    data = json.loads((tmp_path / "out" / "good-to-bad" / "culprit.json").read_text())
+    assert data["sources"] == {"mylib": tree}
+    text = (tmp_path / "out" / "good-to-bad" / "culprit.md").read_text()
+    assert "- your source: `mylib . no commit, sha256:cccccccccccc`" in text

@@ -352,9 +352,11 @@ def test_uv_runs_a_case_reproducer_with_pytest_from_its_own_block(
 
 
 @pytest.mark.e2e
-def test_a_reproducer_builds_a_folder_pin_from_where_the_script_is(tmp_path: Path) -> None:
-    """--pin mylib=. in a sweep: the reproducer names mylib's folder relative to itself
-    (a uv path source), so `uv run` from any folder builds the package, not a PyPI name."""
+def test_a_reproducer_of_a_folder_pin_runs_from_another_folder(tmp_path: Path) -> None:
+    """--pin mylib=. in a sweep: the reproducer names mylib's folder by its absolute path
+    (a uv path source) and says how to point it elsewhere, so a copy of the script run
+    from yet another folder builds the package, not a PyPI name (a relative path read
+    from the copy's folder named "/": "does not appear to be a Python project")."""
     from packaging.version import Version as V
 
     from repromatrix.environment import IndexSettings
@@ -403,12 +405,38 @@ def test_a_reproducer_builds_a_folder_pin_from_where_the_script_is(tmp_path: Pat
     result = ResultRecord(version="1.16.0", outcome="bad", seconds=1.0,
                           resolved={"six": "1.16.0", "mylib": "0.0.1"})  # fmt: skip
     record = SweepRecord(package="six", **{"from": "1.15.0"}, to="1.16.0")
-    script = folder / "reproduce-1.16.0.py"
-    script.write_text(
-        sweep_reproducer.reproducer_for(result, record, checked, options, probe.read_text())
-    )
-    assert '# mylib = { path = "../../.." }' in script.read_text()
+    record.sources = {"mylib": {"path": ".", "digest": "sha256:" + "1" * 64,
+                                "commit": "abcdef1" + "0" * 33, "dirty": True}}  # fmt: skip
+    text = sweep_reproducer.reproducer_for(result, record, checked, options, probe.read_text())
+    assert f'# mylib = {{ path = "{project.as_posix()}" }}' in text
+    assert f"# mylib: built from {project.as_posix()}, as it is when you run this " in text
+    assert "(the sweep tested abcdef1 + edits)." in text
+    assert "# Elsewhere: set mylib's path under [tool.uv.sources] above to your copy" in text
+    elsewhere = tmp_path / "attached" / "to" / "an" / "issue"
+    elsewhere.mkdir(parents=True)
+    script = elsewhere / "reproduce-1.16.0.py"
+    script.write_text(text)
+    third = tmp_path / "third"
+    third.mkdir()
     uv = Path(sys.executable).with_name("uv")
-    done = subprocess.run([str(uv), "run", "--no-project", str(script)], cwd=tmp_path,
+    done = subprocess.run([str(uv), "run", "--no-project", str(script)], cwd=third,
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr  # 41: bad, as the sweep saw
+
+
+def test_a_package_with_its_own_index_keeps_it_in_the_reproducer() -> None:
+    tomllib = pytest.importorskip("tomllib")
+    text = reproducer(
+        requirements=["tiny-pkg==1.3.0", "torch==2.13.0+cpu", "other==1.0"],
+        index={},
+        body="import torch\n",
+        cpu_packages=("torch",),
+        package_indexes={"other": "https://mirror.example/other/simple"},
+    )
+    block = text.split("# /// script\n", 1)[1].split("# ///\n", 1)[0]
+    uv = tomllib.loads("\n".join(line[2:] for line in block.splitlines()))["tool"]["uv"]
+    assert {i["name"]: (i["url"], i["explicit"]) for i in uv["index"]} == {
+        "pytorch-cpu": ("https://download.pytorch.org/whl/cpu", True),
+        "other-index": ("https://mirror.example/other/simple", True),
+    }
+    assert uv["sources"] == {"torch": {"index": "pytorch-cpu"}, "other": {"index": "other-index"}}

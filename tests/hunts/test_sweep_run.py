@@ -78,24 +78,33 @@ def index_with(wheels: Path) -> IndexSettings:
     return IndexSettings.from_environment().overlaid(find_links=(str(wheels),))
 
 
+def sweep_here(
+    tmp_path: Path, wheels: Path, start: str, end: str, probe: Probe, say=None, github=None, **kw
+):
+    """The sweep of PACKAGE from START to END over WHEELS, reports under
+    tmp_path/reports/sweep, environments in tmp_path/envs; KW: more SweepOptions. SAY
+    hears its lines (none by default); GITHUB, where given, is its GitHub client."""
+    options = SweepOptions(
+        package=PACKAGE,
+        start=start,
+        end=end,
+        probe=probe,
+        out=tmp_path / "reports" / "sweep",
+        index=index_with(wheels),
+        **kw,
+    )
+    hunt = SWEEP if github is None else sweep_hunt(github)
+    voice = Voice(say=say or (lambda _line: None))
+    return run_hunt(hunt, options, CellProber(env_dir=tmp_path / "envs"), voice)
+
+
 def test_a_sweep_finds_every_flip_and_writes_reproducers(
     tmp_path: Path, wheels: Path, probe: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     said: list[str] = []
-    record, code = run_hunt(
-        SWEEP,
-        SweepOptions(
-            package=PACKAGE,
-            start="1.0.0",
-            end="2.0.0",
-            probe=Probe(script=probe),
-            jobs=2,
-            out=tmp_path / "reports" / "sweep",
-            index=index_with(wheels),
-        ),
-        CellProber(env_dir=tmp_path / "envs"),
-        Voice(say=said.append),
+    record, code = sweep_here(
+        tmp_path, wheels, "1.0.0", "2.0.0", Probe(script=probe), jobs=2, say=said.append
     )
     assert code == 0
     folder = tmp_path / "reports" / "sweep" / f"{PACKAGE}-1.0.0-2.0.0"
@@ -157,19 +166,9 @@ def test_latest_patch_sweeps_the_newest_of_each_series(
     monkeypatch.chdir(tmp_path)
     # A noxfile with a bisect session (no sweep one): the narrowing bisect names it.
     (tmp_path / "noxfile.py").write_text("import nox\n\n@nox.session\ndef bisect(session): ...\n")
-    record, code = run_hunt(
-        SWEEP,
-        SweepOptions(
-            package=PACKAGE,
-            start="2.0.0",  # either order
-            end="1.0.0",
-            probe=Probe(script=probe),
-            releases=Releases.LATEST_PATCH,
-            out=tmp_path / "reports" / "sweep",
-            index=index_with(wheels),
-        ),
-        CellProber(env_dir=tmp_path / "envs"),
-        Voice(say=lambda _line: None),
+    latest_patch = Releases.LATEST_PATCH
+    record, code = sweep_here(  # either order of the ends
+        tmp_path, wheels, "2.0.0", "1.0.0", Probe(script=probe), releases=latest_patch
     )
     assert code == 0
     assert record.candidates == ["1.0.0", "1.1.1", "1.2.1", "2.0.0"]
@@ -206,18 +205,12 @@ def test_a_case_probe_and_an_unpinned_import(tmp_path: Path, wheels: Path) -> No
         "        import some_unpinned_module  # only the broken releases reach this\n"
         f"    assert {MODULE}.total([1, 2]) == 3\n"
     )
-    record, code = run_hunt(
-        SWEEP,
-        SweepOptions(
-            package=PACKAGE,
-            start="1.1.1",
-            end="1.2.0",
-            probe=Probe(case="test_fake.py::test_total", cases_root=cases),
-            out=tmp_path / "reports" / "sweep",
-            index=index_with(wheels),
-        ),
-        CellProber(env_dir=tmp_path / "envs"),
-        Voice(say=lambda _line: None),
+    record, code = sweep_here(
+        tmp_path,
+        wheels,
+        "1.1.1",
+        "1.2.0",
+        Probe(case="test_fake.py::test_total", cases_root=cases),
     )
     assert code == 0
     skipped, good = record.results
@@ -246,9 +239,10 @@ def test_as_of_a_package_nobody_pinned_is_refused_before_anything_runs(
     assert not (tmp_path / "out").exists()
 
 
-def run_cli(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = cli.main(["sweep", *argv])
-    return code, capsys.readouterr().err.strip()
+def sweep_argv(probe: Path, wheels: Path, out: Path | str, *extra: str) -> list[str]:
+    """`sweep` of PACKAGE with PROBE over the WHEELS folder, reports in OUT, then EXTRA."""
+    argv = ["sweep", "--package", PACKAGE, "--script", str(probe), "--wheelhouse", str(wheels)]
+    return [*argv, "--out", str(out), *extra]
 
 
 @pytest.mark.parametrize(
@@ -275,18 +269,8 @@ def test_bad_input_is_one_line_and_exit_2(
     extra: list[str],
     message: str,
 ) -> None:
-    code, err = run_cli(
-        "--package",
-        PACKAGE,
-        "--script",
-        str(probe),
-        "--wheelhouse",
-        str(wheels),
-        "--out",
-        str(tmp_path / "out"),
-        *extra,
-        capsys=capsys,
-    )
+    code = cli.main(sweep_argv(probe, wheels, tmp_path / "out", *extra))
+    err = capsys.readouterr().err.strip()
     assert code == 2
     assert len(err.splitlines()) == 1 and message in err, err
     assert not (tmp_path / "out").exists(), "nothing runs on bad input"
@@ -301,20 +285,8 @@ def test_the_summary_is_posted_on_an_issue(tmp_path: Path, wheels: Path, probe: 
             posted.append((issue, body))
             return True
 
-    _record, _ = run_hunt(
-        sweep_hunt(Recorder()),
-        SweepOptions(
-            package=PACKAGE,
-            start="1.2.0",
-            end="1.2.1",
-            probe=Probe(script=probe),
-            out=tmp_path / "reports" / "sweep",
-            index=index_with(wheels),
-            issue=15,
-        ),
-        CellProber(env_dir=tmp_path / "envs"),
-        Voice(say=lambda _line: None),
-    )
+    github = Recorder()
+    sweep_here(tmp_path, wheels, "1.2.0", "1.2.1", Probe(script=probe), issue=15, github=github)
     (issue, body) = posted[0]
     assert issue == 15 and body.name == "sweep.md"
     assert "1.2.0–1.2.1 good" in body.read_text()
@@ -345,24 +317,8 @@ def test_by_default_a_sweep_travels_as_bisect_does_and_names_a_refusing_cap(
         cell = BuiltCell(identity="f" * 16, resolved={PACKAGE: trial.name})
         return Observation(ProbeOutcome.GOOD, "exit 0", 0.1, cell)
 
-    code = cli.main(
-        [
-            "sweep",
-            "--package",
-            PACKAGE,
-            "--from",
-            "1.0.0",
-            "--to",
-            "1.2.1",
-            "--script",
-            str(probe),
-            "--wheelhouse",
-            str(wheels),
-            "--out",
-            "out",
-        ],
-        prober=prober,
-    )
+    argv = sweep_argv(probe, wheels, "out", "--from", "1.0.0", "--to", "1.2.1")
+    code = cli.main(argv, prober=prober)
     out = capsys.readouterr().out.strip().splitlines()
     assert code == 0
     assert {s for s in seen} == {(PACKAGE, ("torch", "huggingface-hub"))}
@@ -387,27 +343,9 @@ def test_a_sweep_where_nothing_could_be_tested_says_so_and_exits_1(
 ) -> None:
     """Every release fails to install (a pin no index has): no release said good or
     bad, so the sweep has no answer. Before: exit 0 and a "1.0.0–2.0.0 skip" range."""
-    code = cli.main(
-        [
-            "sweep",
-            "--package",
-            PACKAGE,
-            "--from",
-            "1.0.0",
-            "--to",
-            "1.1.1",
-            "--script",
-            str(probe),
-            "--pin",
-            "repromatrix-no-such-package==1.0",
-            "--wheelhouse",
-            str(wheels),
-            "--out",
-            str(tmp_path / "out"),
-            "--env-dir",
-            str(tmp_path / "envs"),
-        ]
-    )
+    argv = sweep_argv(probe, wheels, tmp_path / "out", "--from", "1.0.0", "--to", "1.1.1")
+    argv += ["--pin", "repromatrix-no-such-package==1.0", "--env-dir", str(tmp_path / "envs")]
+    code = cli.main(argv)
     out = capsys.readouterr().out
     assert code == 1
     assert "nothing could be tested: all 3 releases were untestable" in out
@@ -478,3 +416,26 @@ def test_an_interrupted_sweep_says_interrupted_and_how_far(
     assert "**Interrupted after 3 of 6 releases: 1.0.0 good · 1.1.0–1.1.1 bad**" in text
     assert "3 of 6 releases (all)" in text
     assert "interrupted after 3 of 6 releases" in stdout
+
+
+def test_a_sweep_of_a_folder_pin_names_its_source(
+    tmp_path: Path, wheels: Path, probe: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    source = {"path": ".", "digest": "sha256:" + "9" * 64, "commit": "1234567" + "0" * 33}
+
+    def prober(trial):
+        cell = BuiltCell(identity="f" * 16, resolved={PACKAGE: trial.name},
+                         sources={"mylib": {**source, "dirty": True}})  # fmt: skip
+        return Observation(ProbeOutcome.GOOD, "exit 0", 0.1, cell)
+
+    args = ["sweep", "--package", PACKAGE, "--from", "1.0.0", "--to", "1.1.1"]
+    args += ["--script", str(probe), "--wheelhouse", str(wheels), "--out", "out"]
+    assert cli.main(args, prober=prober) == 0
+    folder = tmp_path / "out" / f"{PACKAGE}-1.0.0-1.1.1"
+    data = json.loads((folder / "sweep.json").read_text())
+    assert data["sources"] == {"mylib": {**source, "dirty": True}}
+    assert data["sources_changed"] == []
+    text = (folder / "sweep.md").read_text()
+    assert "- your source: `mylib . 1234567 + edits, sha256:999999999999`" in text
+    assert "changed during this hunt" not in text

@@ -123,3 +123,41 @@ def test_a_stack_travels_only_with_a_cutoff() -> None:
     assert (request.as_of, request.stack) == (None, ()), "no cutoff: nothing moves"
     dated = CellSpec(stack=("torch",)).with_time_travel("2025-01-01", ("torch",))
     assert EnvRequest.for_cell(dated, IndexSettings()).stack == ("torch",)
+
+
+def test_package_indexes_merge_by_package_and_reach_the_cell_and_its_json(write_matrix) -> None:
+    from repromatrix.matrix.cell import cell_json, parse_cell
+
+    matrix = load_matrix(
+        write_matrix(
+            """
+packages: [torch, peft]
+defaults:
+  package_indexes: {torch: "https://download.pytorch.org/whl/cpu", Peft: "https://a.example/s"}
+tiers:
+  t:
+    - {id: one, torch: "2.13.0", package_indexes: {peft: "https://u:p@b.example/s"}}
+"""
+        )
+    )
+    combo = matrix.find("one")
+    assert combo.package_indexes == (
+        ("peft", "https://u:p@b.example/s"), ("torch", "https://download.pytorch.org/whl/cpu"),
+    )  # fmt: skip
+    index = IndexSettings().for_cell(CellSpec.of(combo))
+    assert index.index_of("torch") == "https://download.pytorch.org/whl/cpu"
+    assert index.extra_index_urls == ()  # torch's index serves torch alone
+    again = parse_cell(cell_json(combo), "--cell")
+    assert dict(again.package_indexes)["peft"] == "https://b.example/s"  # no credentials travel
+
+
+def test_a_package_index_that_is_no_url_is_one_line(write_matrix) -> None:
+    import pytest
+
+    from repromatrix.errors import UserError
+
+    path = write_matrix("packages: [torch]\ntiers:\n  t:\n    - {id: a, torch: '2.13.0', "
+                        "package_indexes: {torch: 'two words'}}\n")  # fmt: skip
+    with pytest.raises(UserError) as refused:
+        load_matrix(path)
+    assert "package_indexes" in str(refused.value) and "'two words'" in str(refused.value)

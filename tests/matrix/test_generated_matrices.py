@@ -18,6 +18,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from support.junk import swap_in_junk
 
 from repromatrix.cli import main
 from repromatrix.matrix import load_matrix
@@ -132,19 +133,10 @@ def documents(draw: st.DrawFn) -> Any:
     }
     # Then break it, anywhere: swap a value for junk, or add a key.
     for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2, 3]))):
-        _swap(doc, draw(JUNK), draw(st.randoms(use_true_random=False)))
+        swap_in_junk(
+            doc, draw(JUNK), draw(st.randoms(use_true_random=False)), max_depth=6, stop=0.3
+        )
     return doc
-
-
-def _swap(doc: Any, junk: Any, rng: Any) -> None:
-    node, depth = doc, 0
-    while isinstance(node, (dict, list)) and node and depth < 6:
-        keys = list(node) if isinstance(node, dict) else list(range(len(node)))
-        key = rng.choice(keys)
-        if rng.random() < 0.3 or not isinstance(node[key], (dict, list)):
-            node[key] = junk
-            return
-        node, depth = node[key], depth + 1
 
 
 FRAGMENTS = st.sampled_from(

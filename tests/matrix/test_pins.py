@@ -129,6 +129,8 @@ def test_matrix_folder_pins_are_relative_to_the_matrix_file(write_matrix, tmp_pa
           smoke: [{id: mine, torch: "2.13.0", mylib: "./pkgs/mylib"}]
         """
     )
+    (tmp_path / "pkgs" / "mylib").mkdir(parents=True)
+    (tmp_path / "pkgs" / "mylib" / "pyproject.toml").write_text("[project]\nname = 'mylib'\n")
     monkeypatch.chdir("/")
     (combo,) = load_matrix(path).tier("smoke")
     assert combo.pin("mylib").location == tmp_path / "pkgs" / "mylib"
@@ -140,6 +142,7 @@ def test_pin_option_takes_a_folder_relative_to_the_working_directory(tmp_path, m
     from repromatrix.matrix.pins import parse_pin_option, pin_text
 
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "setup.py").write_text("")
     pin = parse_pin_option("mylib=.")
     assert (pin.kind, pin.location, pin_text(pin)) == (PinKind.PATH, tmp_path, "mylib=.")
     with pytest.raises(UserError, match="or a folder"):
@@ -151,7 +154,39 @@ def test_a_cell_carries_a_folder_pin_relative_to_the_working_directory(tmp_path,
     from repromatrix.matrix.model import Combination
 
     pin = parse_pin("mylib", "./pkgs/mylib", base=tmp_path)
+    (tmp_path / "pkgs" / "mylib").mkdir(parents=True)
+    (tmp_path / "pkgs" / "mylib" / "pyproject.toml").write_text("[project]\nname = 'mylib'\n")
     monkeypatch.chdir(tmp_path)
     text = cell_json(Combination(id="mine", tier="smoke", pins=(pin,)))
     assert '"mylib":"./pkgs/mylib"' in text
     assert parse_cell(text, "--cell").pin("mylib").location == tmp_path / "pkgs" / "mylib"
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ("./nope", "'./nope' is no folder (nothing there)"),
+        ("./empty", "'./empty' holds no pyproject.toml or setup.py (not a Python project)"),
+    ],
+)
+def test_a_folder_pin_that_cannot_be_built_is_bad_input(
+    write_matrix, tmp_path, monkeypatch, spec, said
+):
+    """One line naming the file, the key and the value (exit 2), never an install-error
+    verdict; --pin says the same of the working directory."""
+    from repromatrix.errors import UserError
+    from repromatrix.matrix import load_matrix
+    from repromatrix.matrix.pins import parse_pin_option
+
+    (tmp_path / "empty").mkdir()
+    path = write_matrix(
+        f"packages: [torch, mylib]\ntiers:\n  smoke: [{{id: mine, mylib: '{spec}'}}]\n"
+    )
+    with pytest.raises(UserError) as refused:
+        load_matrix(path)
+    where = f"{path.name}: tiers.smoke[0].mylib"
+    assert str(refused.value) == f"{where}: {said}, relative to {path.name}"
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError) as refused:
+        parse_pin_option(f"mylib={spec}")
+    assert str(refused.value) == f"--pin 'mylib={spec}': {said}, relative to the working directory"

@@ -11,6 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from support.jobs import write_job
 from support.shown import shown
 
 from repromatrix.nightly import tracking
@@ -20,8 +21,6 @@ from repromatrix.results import (
     Results,
     RunInfo,
     load_results,
-    write_combination,
-    write_json_atomic,
 )
 from repromatrix.verdicts import judge
 
@@ -55,11 +54,9 @@ def _job(folder: Path, *ids: str) -> Path:
             started="2026-11-22T01:00:00+00:00",
             finished="2026-11-22T01:05:00+00:00",
         )
-        write_combination(folder, combo)
         combos.append(combo)
     run = RunInfo(id=f"run-{ids[0]}", started="2026-11-22T01:00:00+00:00", tier="t")
-    write_json_atomic(folder / "results.json", Results(run=run, combinations=combos).dump())
-    return folder
+    return write_job(folder, combos, run)
 
 
 def _repromatrix(folder: Path, *args: str) -> subprocess.CompletedProcess:

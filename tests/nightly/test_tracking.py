@@ -143,3 +143,15 @@ def test_an_unreadable_state_is_no_state() -> None:
     assert tracking.read_state("<!-- repromatrix:tracking {not json} -->") is None
     assert tracking.read_state('<!-- repromatrix:tracking {"schema": 99} -->') is None
     assert tracking.read_state("a body a person wrote") is None
+
+
+def test_the_issue_names_the_source_tonight_built_the_users_package_from() -> None:
+    tonight = night("2026-11-27", (CASE, "failed"))
+    combo = tonight.results.combinations[0]
+    combo.requested["mylib"], combo.resolved["mylib"] = ".", "0.1.0"
+    combo.environment.sources = {
+        "mylib": {"path": ".", "digest": "sha256:" + "d" * 64, "commit": "f" * 40, "dirty": True}
+    }
+    body = tracking.follow(None, tonight).body
+    assert "Your source: `mylib . fffffff + edits, sha256:dddddddddddd`" in body.splitlines()[2:5]
+    assert "Your source" not in tracking.follow(None, night("2026-11-27", (CASE, "failed"))).body

@@ -37,6 +37,11 @@ def combo(
     )
 
 
+def tf_peft(transformers: str, peft: str) -> dict[str, str]:
+    """A combination's resolved transformers and peft."""
+    return {"transformers": transformers, "peft": peft}
+
+
 def results(*combos: CombinationResult) -> Results:
     return Results(combinations=list(combos))
 
@@ -165,28 +170,16 @@ def test_a_neighbour_that_passes_gives_the_range_when_last_night_cannot() -> Non
     """Two packages moved on the failing combination, but tonight's run has a
     combination identical except for transformers, and it passes."""
     requested = {"transformers": ">=4.50", "peft": "latest"}
-    failing = combo(
-        "tf-new",
-        "failed",
-        requested=requested,
-        resolved={"transformers": "4.58.0", "peft": "0.18.0"},
-    )
+    failing = combo("tf-new", "failed", requested=requested, resolved=tf_peft("4.58.0", "0.18.0"))
     neighbours = [
-        combo("tf-old", requested=requested, resolved={"transformers": "4.56.2", "peft": "0.18.0"}),
-        combo("tf-mid", requested=requested, resolved={"transformers": "4.57.1", "peft": "0.18.0"}),
+        combo("tf-old", requested=requested, resolved=tf_peft("4.56.2", "0.18.0")),
+        combo("tf-mid", requested=requested, resolved=tf_peft("4.57.1", "0.18.0")),
         # Differs in two packages: not a neighbour.
-        combo("far", requested=requested, resolved={"transformers": "4.57.5", "peft": "0.17.0"}),
+        combo("far", requested=requested, resolved=tf_peft("4.57.5", "0.17.0")),
         # Passes on CPU: says nothing about the GPU failure.
-        combo(
-            "cpu",
-            requested=requested,
-            resolved={"transformers": "4.57.9", "peft": "0.18.0"},
-            device="cpu",
-        ),
+        combo("cpu", requested=requested, resolved=tf_peft("4.57.9", "0.18.0"), device="cpu"),
     ]
-    last_night = combo(
-        "tf-new", requested=requested, resolved={"transformers": "4.57.0", "peft": "0.17.1"}
-    )
+    last_night = combo("tf-new", requested=requested, resolved=tf_peft("4.57.0", "0.17.1"))
     found = triage(results(failing, *neighbours), results(last_night))
     [request] = found.bisects
     assert (request.package, request.good, request.bad, request.find) == (
@@ -202,14 +195,9 @@ def test_a_neighbour_that_passes_gives_the_range_when_last_night_cannot() -> Non
 def test_a_neighbour_on_the_newer_side_asks_when_it_was_fixed() -> None:
     requested = {"transformers": ">=4.50", "peft": "0.17.1"}
     new_combination = combo(
-        "tf-old",
-        "failed",
-        requested=requested,
-        resolved={"transformers": "4.52.4", "peft": "0.17.1"},
+        "tf-old", "failed", requested=requested, resolved=tf_peft("4.52.4", "0.17.1")
     )
-    newer = combo(
-        "tf-new", requested=requested, resolved={"transformers": "4.56.2", "peft": "0.17.1"}
-    )
+    newer = combo("tf-new", requested=requested, resolved=tf_peft("4.56.2", "0.17.1"))
     found = triage(results(new_combination, newer), results(combo("unrelated")))
     [request] = found.bisects
     assert (request.good, request.bad, request.find) == ("4.56.2", "4.52.4", "first-good")

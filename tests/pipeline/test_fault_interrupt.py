@@ -5,7 +5,6 @@ reaches its cell as CUDA_VISIBLE_DEVICES without changing its environment."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import textwrap
@@ -13,16 +12,15 @@ from pathlib import Path
 
 import pytest
 from support.faults import (
-    WORK_CASES,
     alive,
+    assert_every_case_passed_once,
     combination_files,
     end_events,
-    ids_of,
     make_project,
     one_line,
     results_ids,
-    three_combinations,
     wait_for,
+    work_project,
 )
 
 from repromatrix.matrix import load_matrix
@@ -35,12 +33,7 @@ pytestmark = pytest.mark.e2e
 def test_ctrl_c_with_two_jobs_records_no_crash_and_resume_finishes(
     tmp_path: Path, shared_env_store: Path
 ) -> None:
-    project = make_project(
-        tmp_path / "project",
-        shared_env_store,
-        three_combinations(slow_seconds=30),
-        {"test_work.py": WORK_CASES},
-    )
+    project = work_project(tmp_path, shared_env_store, slow_seconds=30)
     proc = project.start("--jobs", "2")
     wait_for(
         lambda: project.pids("a", "test_slow") and project.pids("b", "test_slow"),
@@ -66,17 +59,12 @@ def test_ctrl_c_with_two_jobs_records_no_crash_and_resume_finishes(
     (project.root / "slow.txt").write_text("0.1")
     done = project.run("--resume", "--jobs", "2")
     assert done.returncode == 0, done.stdout + done.stderr
-    data = json.loads((project.results / "results.json").read_text())
-    assert [c["id"] for c in data["combinations"]] == ["a", "b", "c"]
-    assert all(c["status"] == "passed" for c in data["combinations"])
+    assert_every_case_passed_once(project.results)
     runs = project.executions()
     # Only what was missing ran again: the interrupted slow cases, and all of c.
     assert (runs[("a", "test_fast")], runs[("a", "test_slow")]) == (1, 2)
     assert (runs[("b", "test_fast")], runs[("b", "test_slow")]) == (1, 2)
     assert all(runs[("c", case)] == 1 for case in ("test_fast", "test_slow", "test_after"))
-    for combo in "abc":
-        records = end_events(project.results / "records" / f"{combo}.jsonl")
-        assert records == dict.fromkeys(ids_of(["test_fast", "test_slow", "test_after"]), 1)
 
 
 def test_the_schedulers_gpu_share_reaches_the_cell(
@@ -128,12 +116,7 @@ def test_sigterm_and_sighup_stop_the_run_as_ctrl_c_does(
     """A cancelled CI job (SIGTERM) or a closed terminal (SIGHUP) mid-case: one line,
     the cell stopped, the finished case kept, --resume finishes. Before: the harness
     died silently and the cell's interrupted case was left to the parent-death signal."""
-    project = make_project(
-        tmp_path / "project",
-        shared_env_store,
-        three_combinations(slow_seconds=30),
-        {"test_work.py": WORK_CASES},
-    )
+    project = work_project(tmp_path, shared_env_store, slow_seconds=30)
     proc = project.start()
     wait_for(lambda: project.pids("a", "test_slow"), 180, "the slow case running")
     victims = project.pids("a", "test_slow")
@@ -161,12 +144,7 @@ def test_a_closed_output_keeps_the_running_combination_and_stops(
     combination running finishes and is recorded (results.json has it), no other
     starts, one line says why, and --resume runs the rest. Before: the closed pipe
     broke the running combination and nothing was recorded, silently."""
-    project = make_project(
-        tmp_path / "project",
-        shared_env_store,
-        three_combinations(slow_seconds=1),
-        {"test_work.py": WORK_CASES},
-    )
+    project = work_project(tmp_path, shared_env_store, slow_seconds=1)
     proc = project.start()
     assert proc.stdout is not None
     head = [proc.stdout.readline() for _ in range(2)]

@@ -9,17 +9,15 @@ from pathlib import Path
 
 import pytest
 from support.faults import (
-    WORK_CASES,
     Project,
     alive,
     combination_files,
     end_events,
     ids_of,
     kill_group,
-    make_project,
     results_ids,
-    three_combinations,
     wait_for,
+    work_project,
 )
 
 pytestmark = pytest.mark.e2e
@@ -28,9 +26,7 @@ CASES = ("test_fast", "test_slow", "test_after")
 
 
 def _project(tmp_path: Path, env_dir: Path) -> Project:
-    return make_project(
-        tmp_path / "project", env_dir, three_combinations(), {"test_work.py": WORK_CASES}
-    )
+    return work_project(tmp_path, env_dir)
 
 
 def _building(env_dir: Path) -> bool:

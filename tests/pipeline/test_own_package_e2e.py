@@ -3,7 +3,9 @@ repository of a small library, ``repromatrix init``, a ``mylib: "."`` combinatio
 beside torch. The case fails on a bug, passes after the fix without a commit or a
 version bump (the edit rebuilds that cell; the version stays 0.0.1), and the results
 record the two trees differently; an unchanged tree reuses its cell; ``check --pin
-mylib=.`` builds the same tree from the command line."""
+mylib=.`` builds the same tree from the command line; a breaking edit judged against
+the passing run is a regression that says the user's source changed, in a summary.md
+that names the tree."""
 
 from __future__ import annotations
 
@@ -87,9 +89,15 @@ def test_own_package_fails_then_passes_after_an_uncommitted_fix(tmp_path: Path) 
     assert not good["environment"]["reused"]
     print(f"rebuilt after the edit in {good['environment']['build_seconds']} s")
 
+    # matrix.yaml is no part of the package: editing it (an atlas: block, a comment)
+    # leaves the source, hence the cell, as it was.
+    matrix_file = project / "matrix.yaml"
+    matrix_file.write_text(matrix_file.read_text() + "# the atlas block goes here\n")
     again, said = run()  # the same tree: the same cell
     assert again["environment"]["identity"] == good["environment"]["identity"]
     assert again["environment"]["reused"], said
+    assert again["environment"]["sources"]["mylib"]["digest"] == fixed["digest"]
+    assert not list(project.rglob("*.egg-info")) and not (project / "build").exists()
 
     probe = project / "probe.py"
     probe.write_text("import sys, mylib\nsys.exit(0 if mylib.add(2, 2) == 4 else 1)\n")
@@ -97,3 +105,17 @@ def test_own_package_fails_then_passes_after_an_uncommitted_fix(tmp_path: Path) 
                    "--script", "probe.py")  # fmt: skip
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "mylib .: commit" in checked.stdout + checked.stderr
+
+    # A breaking edit, judged against the passing run: a regression whose only change
+    # is the user's own source, and every report names the tree it is about.
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text((project / "reports/latest/results.json").read_text())
+    (project / "src" / "mylib" / "__init__.py").write_text("def add(a, b):\n    return a * b + 1\n")
+    done = _cli(project, envs, "run", "--tier", "own", "--reruns", "0", "--baseline",
+                str(baseline), case)  # fmt: skip
+    assert done.returncode == 1
+    summary = (project / "reports/latest/summary.md").read_text()
+    short = source["commit"][:7]
+    assert f"your source changed: {short} + edits (sha256:" in summary, summary
+    assert f"your source `mylib . {short} + edits, sha256:" in summary
+    assert "same versions as then" not in summary

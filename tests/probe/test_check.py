@@ -353,6 +353,25 @@ def test_a_module_is_matched_to_the_distribution_that_provides_it(
     assert observation.detail.endswith("ImportError: cannot import name 'Gone' from 'yaml' (x.py)")
 
 
+def test_checks_verdict_line_names_the_folder_pins_source(tmp_path: Path) -> None:
+    from repromatrix.probe.observation import BuiltCell, Observation
+
+    script = tmp_path / "repro.py"
+    script.write_text("print('fine')\n")
+    options = CheckOptions(
+        probe=Probe(script=script),
+        cell=CellSpec(pins=(parse_pin_option("mylib=."),)),
+        index=IndexSettings(),
+    )
+    tree = {"path": ".", "digest": "sha256:" + "5" * 64, "commit": "a" * 40, "dirty": True}
+    cell = BuiltCell(identity="d" * 16, sources={"mylib": tree})
+    told: list[str] = []
+    voice = Voice(say=told.append, note=print)
+    run(plan(options, voice), lambda _trial: Observation(ProbeOutcome.BAD, "exit 1", 0.2, cell),
+        voice)  # fmt: skip
+    assert told[0].endswith("(your source: mylib . aaaaaaa + edits, sha256:555555555555)")
+
+
 # --------------------------------------------------------------------------- signatures
 
 RAISES_IN_A_PACKAGE = """

@@ -11,7 +11,17 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from support.reportdata import CASE_A, CASE_B, case, combination, demo_results, results, versions
+from support.reportdata import (
+    CASE_A,
+    CASE_B,
+    case,
+    combination,
+    demo_results,
+    own_package,
+    own_source,
+    results,
+    versions,
+)
 
 from repromatrix import cli
 from repromatrix.errors import UserError
@@ -212,6 +222,7 @@ def _huge(combinations: int, cases: int) -> list[CombinationResult]:
     return out
 
 
+@pytest.mark.heavy  # 12-15 s each: the unit loop leaves the scale check to tests-fast
 @pytest.mark.parametrize(("combinations", "cases"), [(1000, 12), (200, 60)])
 def test_summary_never_exceeds_65536_characters_and_cuts_deterministically(
     tmp_path, combinations, cases
@@ -517,3 +528,33 @@ def test_results_folder_keeps_no_absolute_path_of_this_machine(tmp_path):
         text = path.read_text()
         assert str(tmp_path) not in text, path.name
         assert home + "/" not in text, path.name
+
+
+# --------------------------------------------------------------------------- your source
+
+
+def test_every_report_names_the_source_a_folder_pin_was_built_from(tmp_path, monkeypatch):
+    """summary.md (hence the step summary), index.html and junit.xml say the commit,
+    the dirty flag and the short digest, not only "mylib 0.1.0"."""
+    step = tmp_path / "step.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    tree = own_source("abc1234" + "0" * 33, True, "e")
+    out, _, _ = render(tmp_path, results(own_package("mine", "failed", tree)))
+    label = "mylib . abc1234 + edits, sha256:eeeeeeeeeeee"
+    summary = (out / "summary.md").read_text()
+    assert f"your source `{label}`" in summary.splitlines()[4]  # the header's facts
+    assert "mylib 0.1.0 (abc1234 + edits)" in summary  # a failure says which tree
+    assert label in step.read_text()
+    assert f"your source <code>{label}</code>" in (out / "index.html").read_text()
+    suite = ET.parse(out / "junit.xml").getroot().find("testsuite")
+    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert properties["source.mylib"] == label
+    assert properties["source.mylib.commit"] == "abc1234" + "0" * 33
+    assert properties["source.mylib.dirty"] == "true"
+    assert properties["source.mylib.digest"] == "sha256:" + "e" * 64
+
+
+def test_a_run_without_folder_pins_names_no_source(tmp_path):
+    out, _, _ = render(tmp_path)
+    assert "your source" not in (out / "summary.md").read_text()
+    assert 'name="source.' not in (out / "junit.xml").read_text()

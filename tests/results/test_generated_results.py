@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from support.junk import swap_in_junk
 
 from repromatrix.cli import main
 from repromatrix.errors import UserError
@@ -75,19 +76,10 @@ def results_documents(draw: st.DrawFn) -> Any:
         return draw(JSON)  # anything at all
     doc = json.loads(json.dumps(VALID))
     for _ in range(draw(st.sampled_from([0, 1, 1, 2, 3]))):
-        _swap(doc, draw(JSON), draw(st.randoms(use_true_random=False)))
+        swap_in_junk(
+            doc, draw(JSON), draw(st.randoms(use_true_random=False)), max_depth=8, stop=0.25
+        )
     return doc
-
-
-def _swap(doc: Any, junk: Any, rng: Any) -> None:
-    node, depth = doc, 0
-    while isinstance(node, (dict, list)) and node and depth < 8:
-        keys = list(node) if isinstance(node, dict) else list(range(len(node)))
-        key = rng.choice(keys)
-        if rng.random() < 0.25 or not isinstance(node[key], (dict, list)):
-            node[key] = junk
-            return
-        node, depth = node[key], depth + 1
 
 
 def _encode(draw: st.DrawFn, doc: Any) -> bytes:

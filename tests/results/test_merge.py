@@ -8,16 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.jobs import write_job
 
 from repromatrix.errors import UserError
 from repromatrix.results import (
     CaseResult,
     CombinationResult,
-    Results,
     ResultsDir,
     RunInfo,
-    write_combination,
-    write_json_atomic,
 )
 from repromatrix.results.gather import merge
 
@@ -36,7 +34,6 @@ def _job_results(folder: Path, combo_id: str, status: str = "passed", host: str 
         started="2026-11-22T01:00:00+00:00",
         finished="2026-11-22T01:05:00+00:00",
     )
-    write_combination(folder, combo)
     (folder / "logs").mkdir(parents=True, exist_ok=True)
     (folder / "logs" / f"{combo_id}.cases.log").write_text(f"log of {combo_id}\n")
     run = RunInfo(
@@ -47,8 +44,7 @@ def _job_results(folder: Path, combo_id: str, status: str = "passed", host: str 
         matrix="matrix.yaml",
         host={"name": host},
     )
-    write_json_atomic(folder / "results.json", Results(run=run, combinations=[combo]).dump())
-    return folder
+    return write_job(folder, [combo], run)
 
 
 def test_artifacts_merge_into_one_results_dir_in_matrix_order(tmp_path: Path) -> None:

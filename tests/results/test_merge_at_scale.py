@@ -1,7 +1,8 @@
 """What makes a merge of thousands of combinations fast keeps its promises: a file
 copied as it was written unless it may hold a secret (then masked value by value, a
 quote or backslash in the secret included), results.json in a layout that json's C
-encoder writes and any JSON reader reads."""
+encoder and pydantic's serializer write alike (compact, one object a line) and any JSON
+reader reads."""
 
 from __future__ import annotations
 
@@ -9,17 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
+from support.jobs import write_job
 
 from repromatrix import redact
-from repromatrix.results import (
-    CaseResult,
-    CombinationResult,
-    Results,
-    RunInfo,
-    load_results,
-    write_combination,
-    write_json_atomic,
-)
+from repromatrix.results import CaseResult, CombinationResult, RunInfo, load_results
 from repromatrix.results.gather import merge
 
 SECRET = 'pa"ss\\word-1234'  # a quote and a backslash: JSON spells it otherwise
@@ -40,11 +34,7 @@ def _job(folder: Path, combo_id: str, message: str = "RuntimeError: boom") -> Pa
         status="failed",
         cases=[CaseResult(id="t.py::x", status="failed", outcome="failed", message=message)],
     )
-    write_combination(folder, combo)
-    write_json_atomic(
-        folder / "results.json", Results(run=RunInfo(id=combo_id), combinations=[combo]).dump()
-    )
-    return folder
+    return write_job(folder, [combo], RunInfo(id=combo_id))
 
 
 def test_the_json_redactor_finds_secrets_as_json_spells_them(monkeypatch) -> None:
@@ -54,6 +44,22 @@ def test_the_json_redactor_finds_secrets_as_json_spells_them(monkeypatch) -> Non
     assert found.may_hold_secrets(json.dumps({"m": "line\nhf_" + "a" * 20}))  # after an escape
     assert found.may_hold_secrets(json.dumps({"m": "https://user:pw@example.invalid/x"}))
     assert not found.may_hold_secrets(json.dumps({"m": "nothing to see", "n": 123456789}))
+
+
+@pytest.mark.parametrize(
+    "spell",
+    [
+        lambda s: json.dumps(s)[1:-1],  # ASCII, as the results files are written
+        lambda s: json.dumps(s, ensure_ascii=False)[1:-1],  # as older versions wrote them
+        # pydantic's serializer, as model_text writes each combination (DEL left raw)
+        lambda s: CaseResult(id="x", status="failed", message=s).model_dump_json(ensure_ascii=True),
+    ],
+    ids=["ascii", "unicode", "serializer"],
+)
+def test_a_non_ascii_secret_is_found_however_the_file_spells_it(monkeypatch, spell) -> None:
+    secret = 'p\u00e4ss"w\x7f\u2603rd-1234'  # non-ASCII, a quote and DEL
+    monkeypatch.setenv("DB_PASSWORD", secret)
+    assert redact.json_redactor().may_hold_secrets(spell(secret))
 
 
 def test_a_merged_copy_is_the_file_as_written_or_masked(tmp_path, monkeypatch) -> None:
@@ -77,7 +83,7 @@ def test_results_json_is_one_line_a_combination_and_reads_back(tmp_path) -> None
     text = (tmp_path / "merged" / "results.json").read_text()
     lines = text.splitlines()
     assert lines[0] == "{" and lines[-1] == "}"
-    assert sum(1 for line in lines if line.startswith('    {"id": "c')) == 3
+    assert sum(1 for line in lines if line.startswith('    {"id":"c')) == 3
     assert load_results(tmp_path / "merged").dump() == merged.dump()
 
 

@@ -41,6 +41,19 @@ def monotone(n: int, first_bad: int) -> list[ProbeOutcome]:
     return [G] * first_bad + [B] * (n - first_bad)
 
 
+def with_skips(n: int, first_bad: int, *untestable: int) -> list[ProbeOutcome]:
+    """monotone(n, first_bad) with the UNTESTABLE candidates skipped."""
+    outcomes = monotone(n, first_bad)
+    for i in untestable:
+        outcomes[i] = S
+    return outcomes
+
+
+def first_bad_in(outcomes: list[ProbeOutcome]):
+    """The search for the first bad one of candidates 0..n-1 with these OUTCOMES."""
+    return search(list(range(len(outcomes))), Oracle(outcomes), Find.FIRST_BAD)
+
+
 @pytest.mark.parametrize("n", [*range(2, 40), 64, 65, 100, 129])
 def test_monotone_ranges_find_the_flip_within_the_bound(n: int) -> None:
     for first_bad in range(1, n):  # the good end is good, the bad end bad
@@ -128,9 +141,7 @@ def test_a_skip_in_the_middle_is_stepped_around() -> None:
 
 def test_skips_next_to_the_flip_give_the_set_of_possible_firsts() -> None:
     # 10 good, 11 and 12 cannot be installed, 13 bad: first bad is one of 11, 12, 13.
-    outcomes = monotone(20, 12)
-    outcomes[11] = outcomes[12] = S
-    result = search(list(range(20)), Oracle(outcomes), Find.FIRST_BAD)
+    result = first_bad_in(with_skips(20, 12, 11, 12))
     assert result.status is Status.INCONCLUSIVE
     assert result.could_be_first == [11, 12, 13]
     assert result.first is None
@@ -138,27 +149,21 @@ def test_skips_next_to_the_flip_give_the_set_of_possible_firsts() -> None:
 
 
 def test_an_untestable_good_end_is_taken_as_claimed_but_not_as_evidence() -> None:
-    outcomes = monotone(9, 5)
-    outcomes[0] = S
-    result = search(list(range(9)), Oracle(outcomes), Find.FIRST_BAD)
+    result = first_bad_in(with_skips(9, 5, 0))
     assert (result.status, result.first, result.last) == (Status.FOUND, 5, 4)
 
-    outcomes = monotone(9, 1)
-    outcomes[0] = S  # the flip is right after the untestable end
-    result = search(list(range(9)), Oracle(outcomes), Find.FIRST_BAD)
+    result = first_bad_in(with_skips(9, 1, 0))  # the flip is right after the untestable end
     assert result.status is Status.INCONCLUSIVE
     assert result.could_be_first == [1]
     assert "the good end 0 could not be tested" in result.reason
 
 
 def test_an_untestable_bad_end() -> None:
-    outcomes = monotone(9, 3)
-    outcomes[8] = S
-    result = search(list(range(9)), Oracle(outcomes), Find.FIRST_BAD)
+    result = first_bad_in(with_skips(9, 3, 8))
     assert (result.status, result.first, result.last) == (Status.FOUND, 3, 2)
 
     outcomes = [G] * 8 + [S]  # every testable candidate is good
-    result = search(list(range(9)), Oracle(outcomes), Find.FIRST_BAD)
+    result = first_bad_in(outcomes)
     assert result.status is Status.INCONCLUSIVE
     assert result.could_be_first == [8]
     assert "the bad end 8 could not be tested" in result.reason

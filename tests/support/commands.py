@@ -36,13 +36,14 @@ from repromatrix.hunt_table import HUNTS
 HARNESS = {
     "matrix": ["run"],
     "report": ["report"],
+    "clean": ["gc"],
     # One session per hunt (hunt_table.py), running its command (and what its row puts first).
     **{row.name: [row.name, *row.session] for row in HUNTS},
     "nightly-dry-run": ["dry-run", "--repromatrix", "."],
 }
 # tests/workflows/test_nightly_dry_run.py runs the documented dry-run line for real;
 # lock runs uv pip compile (tests/test_install_lock.py checks what it wrote).
-NOT_HARNESS = {"tests", "tests-fast", "lint", "lock"}
+NOT_HARNESS = {"tests", "tests-fast", "tests-unit", "lint", "lock"}
 
 # A path before the program has at least one character before its slash
 # (.venv/bin/repromatrix): "/repromatrix sweep ..." is an issue comment's command

@@ -232,3 +232,23 @@ def one_line(stderr: str) -> str:
 
 def ids_of(cases: Sequence[str], file: str = "test_work.py") -> list[str]:
     return [f"{file}::{c}" for c in cases]
+
+
+def work_project(tmp_path: Path, env_dir: Path, slow_seconds: float = 2.0) -> Project:
+    """The fault tests' project: combinations a, b, c each running WORK_CASES."""
+    return make_project(
+        tmp_path / "project",
+        env_dir,
+        three_combinations(slow_seconds=slow_seconds),
+        {"test_work.py": WORK_CASES},
+    )
+
+
+def assert_every_case_passed_once(results: Path) -> None:
+    """results.json has a, b and c, all passed, and each case of each has one end record."""
+    data = json.loads((results / "results.json").read_text())
+    assert [c["id"] for c in data["combinations"]] == ["a", "b", "c"]
+    assert all(c["status"] == "passed" for c in data["combinations"])
+    for combo in "abc":
+        records = end_events(results / "records" / f"{combo}.jsonl")
+        assert records == dict.fromkeys(ids_of(["test_fast", "test_slow", "test_after"]), 1)

@@ -152,3 +152,24 @@ class Scenario:
 def results_of(run: ActRun) -> dict[str, Any]:
     """results.json of a night's nightly-results artifact."""
     return json.loads((run.artifact("nightly-results") / "results.json").read_text())
+
+
+# A real upstream regression in a second of CPU: packaging 22.0 removed LegacyVersion
+# (pypa/packaging#407), so this case passes on 21.x and fails from 22.0.
+LEGACY_VERSION_CASE = """
+    def test_legacy_version_parses():
+        from packaging.version import LegacyVersion
+
+        assert str(LegacyVersion("not-a-version")) == "not-a-version"
+"""
+LEGACY_VERSION_CASE_ID = "test_legacy.py::test_legacy_version_parses"
+
+
+def packaging_matrix(packaging_of: dict[str, str], tier: str = "tiny") -> str:
+    """A matrix.yaml of one TIER: a CPU combination per id, pinning packaging to its
+    version in PACKAGING_OF, torch left to the host."""
+    rows = "".join(f'\n    - {{id: {id_}, packaging: "{v}"}}' for id_, v in packaging_of.items())
+    return (
+        "schema: 1\npackages: [torch, packaging]\ndefaults: {device: cpu, torch: null}\n"
+        f"tiers:\n  {tier}:{rows}\n"
+    )

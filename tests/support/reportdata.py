@@ -122,3 +122,17 @@ def demo_results():
         },
     }
     return stored
+
+
+def own_source(commit: str, dirty: bool, digest: str) -> dict[str, dict]:
+    """environment.sources of a combination that built ``mylib`` from its folder."""
+    record = {"path": ".", "digest": f"sha256:{digest * 64}"[:71], "commit": commit}
+    return {"mylib": {**record, "dirty": dirty}}
+
+
+def own_package(combination_id: str, outcome: str, sources: dict) -> CombinationResult:
+    """A combination of the user's own package (``mylib: "."``) beside torch."""
+    stored = combination(combination_id, {"torch": "2.13.0", "mylib": "."}, [case(CASE_A, outcome)])
+    stored.resolved["mylib"] = "0.1.0"
+    stored.environment.sources = sources
+    return stored

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from support.reportdata import CASE_A, CASE_B, case, combination, results, versions
+from support.reportdata import (
+    CASE_A,
+    CASE_B,
+    case,
+    combination,
+    own_package,
+    own_source,
+    results,
+    versions,
+)
 
 from repromatrix.matrix.pins import PinKind, parse_pin_option
 from repromatrix.outcomes import COLLECTION_ID
@@ -443,3 +452,31 @@ def test_a_gpu_transition_bisects_with_the_runners_own_torch():
     assert "--pin torch=system --pin peft==0.17.1 --pin unsloth=null --case" in step.bisect
     assert "cu128" not in step.bisect
     assert step.case == CASE_A
+
+
+# --------------------------------------------------------------------------- own source
+
+COMMIT_A, COMMIT_B = "abc1234" + "0" * 33, "def5678" + "0" * 33
+
+
+def test_a_regression_whose_only_change_is_the_users_source_says_so():
+    before = results(own_package("mine", "passed", own_source(COMMIT_A, False, "a")))
+    now = results(own_package("mine", "failed", own_source(COMMIT_B, True, "b")))
+    [change] = judge(now, baseline=before).regressions
+    assert change.text.endswith("; your source changed: abc1234 -> def5678 + edits")
+    assert "same versions as then" not in change.text and change.transition is None
+
+
+def test_the_same_tree_is_still_same_versions_and_two_moves_blame_neither():
+    same = own_source(COMMIT_A, False, "a")
+    before = results(own_package("mine", "passed", same))
+    [change] = judge(results(own_package("mine", "failed", same)), baseline=before).regressions
+    assert "same versions as then" in change.text
+
+    moved = own_package("mine", "failed", own_source(COMMIT_A, True, "c"))
+    moved.resolved["torch"] = "2.13.1"  # torch moved too: no single step is the cause
+    [change] = judge(results(moved), baseline=before).regressions
+    assert change.transition is None
+    assert change.text.endswith(
+        "since then: torch 2.13.0 -> 2.13.1; your source changed: abc1234 -> abc1234 + edits"
+    )

@@ -7,36 +7,21 @@ The regression is real: packaging 22.0 removed LegacyVersion (pypa/packaging#407
 from __future__ import annotations
 
 import pytest
-from support.nights import Scenario, results_of
+from support.nights import LEGACY_VERSION_CASE, Scenario, packaging_matrix, results_of
+from support.nights import LEGACY_VERSION_CASE_ID as CASE_ID
 
 pytestmark = [pytest.mark.act, pytest.mark.e2e]
-
-CASE_ID = "test_legacy.py::test_legacy_version_parses"
-LEGACY_VERSION_CASE = """
-    def test_legacy_version_parses():
-        from packaging.version import LegacyVersion
-
-        assert str(LegacyVersion("not-a-version")) == "not-a-version"
-"""
-MATRIX = """
-    schema: 1
-    packages: [torch, packaging]
-    defaults: {{device: cpu, torch: null}}
-    tiers:
-      tiny:
-        - {{id: pk, packaging: "{packaging}"}}
-"""
 
 
 def test_a_regression_is_bisected_and_the_first_bad_release_commented(
     scenario: Scenario,
 ) -> None:
     scenario.write(
-        matrix=MATRIX.format(packaging="21.3"), cases={"test_legacy.py": LEGACY_VERSION_CASE}
+        matrix=packaging_matrix({"pk": "21.3"}), cases={"test_legacy.py": LEGACY_VERSION_CASE}
     )
     first = scenario.night(tier="tiny")
     assert first.returncode == 0, first.tail()
-    scenario.write(matrix=MATRIX.format(packaging="22.0"), message="packaging 22.0")
+    scenario.write(matrix=packaging_matrix({"pk": "22.0"}), message="packaging 22.0")
 
     second = scenario.night(tier="tiny")
 

@@ -12,26 +12,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.nights import Scenario, results_of
+from support.nights import LEGACY_VERSION_CASE, Scenario, packaging_matrix, results_of
 
 pytestmark = [pytest.mark.act, pytest.mark.e2e]
 
-LEGACY_VERSION_CASE = """
-    def test_legacy_version_parses():
-        from packaging.version import LegacyVersion
-
-        assert str(LegacyVersion("not-a-version")) == "not-a-version"
-"""
-
-GREEN_MATRIX = """
-    schema: 1
-    packages: [torch, packaging]
-    defaults: {device: cpu, torch: null}
-    tiers:
-      tiny:
-        - {id: pk21.3, packaging: "21.3"}
-        - {id: pk21.2, packaging: "21.2"}
-"""
+GREEN_MATRIX = packaging_matrix({"pk21.3": "21.3", "pk21.2": "21.2"})
 
 
 def test_night_1_green_uploads_results_and_opens_no_issue(scenario: Scenario) -> None:
@@ -63,14 +48,7 @@ def test_night_1_green_uploads_results_and_opens_no_issue(scenario: Scenario) ->
 
 def test_a_matrix_error_fails_setup_with_one_line_naming_file_and_key(scenario: Scenario) -> None:
     scenario.write(
-        matrix="""
-            schema: 1
-            packages: [torch, packaging]
-            defaults: {device: cpu, torch: null}
-            tiers:
-              tiny:
-                - {id: pk21.3, packaging: "4.5x"}
-        """,
+        matrix=packaging_matrix({"pk21.3": "4.5x"}),
         cases={"test_legacy.py": LEGACY_VERSION_CASE},
     )
 
@@ -125,14 +103,7 @@ def test_the_nightly_tier_on_a_cpu_host_is_skipped_with_its_reason(
     assert not scenario.gh.calls_to("workflow", "run")
 
 
-NIGHT_1_PASSES = """
-    schema: 1
-    packages: [torch, packaging]
-    defaults: {device: cpu, torch: null}
-    tiers:
-      tiny:
-        - {id: pk, packaging: "21.3"}
-"""
+NIGHT_1_PASSES = packaging_matrix({"pk": "21.3"})
 
 
 def test_a_combination_that_no_longer_installs_is_an_install_error_and_opens_the_issue(

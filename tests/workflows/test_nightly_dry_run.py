@@ -9,11 +9,11 @@ import shlex
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 from support import act
+from support.nights import packaging_matrix
 
 pytestmark = [pytest.mark.act, pytest.mark.e2e]
 
@@ -43,17 +43,8 @@ def test_the_documented_dry_run_runs_night_1_and_shows_what_gh_was_asked(
             continue
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(repo_root / name, project / name)
-    (project / "matrix.yaml").write_text(
-        textwrap.dedent("""
-            schema: 1
-            packages: [torch, packaging]
-            defaults: {device: cpu, torch: null}
-            tiers:
-              smoke:
-                - {id: pk21.3, packaging: "21.3"}
-                - {id: pk21.2, packaging: "21.2"}
-        """)
-    )
+    smoke = packaging_matrix({"pk21.3": "21.3", "pk21.2": "21.2"}, tier="smoke")
+    (project / "matrix.yaml").write_text(smoke)
     (project / "cases").mkdir()
     (project / "cases" / "pytest.ini").write_text("[pytest]\n")
     (project / "cases" / "known_issues.yaml").write_text("[]\n")

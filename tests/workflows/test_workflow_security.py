@@ -27,6 +27,7 @@ THIRD_PARTY = {
     "nightly-combination.yml": {"combinations"},
     "bisect.yml": {"bisect"},
     "culprit.yml": {"culprit"},
+    "bounds.yml": {"bounds"},
 }
 PINNED = re.compile(r"^\s*(?:-\s+)?uses:\s+([\w.-]+/[\w./-]+)@([0-9a-f]{40})\s+#\s+v\S+")
 

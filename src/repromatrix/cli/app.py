@@ -211,6 +211,8 @@ COMMAND_GROUPS = (
     (("hunt-comment",), "repromatrix.cli.comments"),
     (("init",), "repromatrix.cli.init"),
     (("issue",), "repromatrix.cli.issue"),
+    (("gc",), "repromatrix.cli.gc"),
+    (("bounds-post",), "repromatrix.cli.bounds_post"),
 )
 COMMANDS = frozenset(_RUN_COMMANDS).union(*(names for names, _module in COMMAND_GROUPS))
 HUNT_NAMES = frozenset(row.name for row in HUNTS)

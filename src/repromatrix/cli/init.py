@@ -43,6 +43,9 @@ FILES = {
     "workflows/smoke.yml": ".github/workflows/smoke.yml",
     # Green with one notice until matrix.yaml has an atlas: block (docs/atlas.md).
     "workflows/atlas.yml": ".github/workflows/atlas.yml",
+    # Weekly, green with one notice until the REPROMATRIX_BOUNDS variable says what to
+    # test (docs/bounds.md).
+    "workflows/bounds.yml": ".github/workflows/bounds.yml",
     # The workflows' one install step (uses: ./.github/actions/install-repromatrix).
     f"{ACTION}action.yml": f".github/{ACTION}action.yml",
     f"{ACTION}install.sh": f".github/{ACTION}install.sh",

@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from repromatrix.cli.bots import add_bot_option, bot_logins
 from repromatrix.errors import UserError
 from repromatrix.github.client import TRACKING_LABEL, TRACKING_TITLE, GitHub
 from repromatrix.hunt_table import BY_NAME, HUNTS
@@ -141,14 +142,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     triaging.add_argument(
         "--repromatrix", help="where the hunts install repromatrix from: the nightly's source"
     )
-    triaging.add_argument(
-        "--bot",
-        action="append",
-        metavar="LOGIN",
-        help="whose comments on the tracking issue are the hunts' answers: the workflows' "
-        "bot identity, NAME[bot] (repeatable; default: .github/repromatrix.yml's issue.bots, "
-        "else github-actions[bot])",
-    )
+    add_bot_option(triaging, whose="whose comments on the tracking issue are the hunts' answers")
     triaging.add_argument(
         "--baseline-note",
         help="why there is no baseline (repromatrix baseline says it), shown on the issue",
@@ -376,7 +370,7 @@ def _triage(args: argparse.Namespace) -> int:
         github_output=args.github_output,
         runner=args.runner or "",
         repromatrix=args.repromatrix or "",
-        bots=_bots(args.bot),
+        bots=bot_logins(args.bot),
     )
     followed = follow_nightly(options, GitHub())
     for hunt in followed.found.culprits:
@@ -386,25 +380,6 @@ def _triage(args: argparse.Namespace) -> int:
         # The night's results were uploaded before this step; only the issue is missing.
         raise GitHubFailure(f"{followed.gh_error} (triage.json is written; the issue is not)")
     return 0
-
-
-def _bots(given: list[str] | None) -> list[str]:
-    """The bot logins: --bot, else the issue bot's (.github/repromatrix.yml), else
-    github-actions[bot]; a settings file that does not read costs a warning, never the
-    night."""
-    from repromatrix.github.authors import BOT_LOGIN, DEFAULT_BOTS
-    from repromatrix.issue.config import load_settings
-
-    for login in given or []:
-        if not BOT_LOGIN.match(login):
-            raise UserError(f"--bot {login[:60]!r}: not a bot login (NAME[bot])")
-    if given:
-        return given
-    try:
-        return load_settings().bots
-    except UserError as err:
-        print(f"warning: {err}; the hunts' answers are read from {', '.join(DEFAULT_BOTS)}")
-        return list(DEFAULT_BOTS)
 
 
 def _known(matrix: Path | None) -> dict[str, Combination]:

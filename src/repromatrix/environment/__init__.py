@@ -7,6 +7,9 @@ lock.py      a cell's lock, read from a new venv and back as versions
 uv.py        uv and the base interpreter; InstallError, uv's errors on one line
 system.py    ``system`` pins: packages linked in from the base interpreter
 indexes.py   the user's PIP_* / UV_* index settings, as uv flags
+project_input.py  a package with an index of its own: the requirements as a project file
+source_tree.py    a folder pin's source: its digest, commit, dirty flag; its staged copy
+gc.py        a cell in use (its lock), and `repromatrix gc`: the least recently used pruned
 
 The names below are loaded when first used (PEP 562): a command that only reads
 index settings does not load the builder.

@@ -274,7 +274,7 @@ def first_upload(package: str, index: IndexSettings) -> str | None:
     """The earliest upload time of any file of a project on the first PEP 691 index
     that lists it (None where no index gives one)."""
     name = canonicalize_name(package)
-    for source in sources(index):
+    for source in sources(index, name):
         if source.kind != "index":
             continue
         try:
@@ -323,7 +323,7 @@ def upload_time(
     """(the upload time of the release's first file, the source, why none)."""
     name = canonicalize_name(package)
     looked: list[str] = []
-    for source in sources(index):
+    for source in sources(index, name):
         if source.kind != "index":
             looked.append(f"{source} has no upload dates")
             continue

@@ -47,6 +47,8 @@ class IndexSettings:
     extra_index_urls: tuple[str, ...] = ()
     find_links: tuple[str, ...] = ()
     no_index: bool = False
+    # (package, index URL): an index that serves that package alone (project_input.py)
+    package_indexes: tuple[tuple[str, str], ...] = ()
     # Passed through untouched (uv reads them from the environment); kept for identity.
     uv_variables: tuple[tuple[str, str], ...] = field(default=())
 
@@ -73,15 +75,19 @@ class IndexSettings:
         index_url: str | None = None,
         extra_index_urls: tuple[str, ...] = (),
         find_links: tuple[str, ...] = (),
+        package_indexes: tuple[tuple[str, str], ...] = (),
     ) -> IndexSettings:
         """A combination's own indexes on top of the user's: its index_url replaces
         the default index, its extra indexes and find-links come first (uv prefers
-        earlier ones)."""
+        earlier ones), its package's own indexes replace those of the same package."""
         return IndexSettings(
             index_url=index_url or self.index_url,
             extra_index_urls=_unique(extra_index_urls + self.extra_index_urls),
             find_links=_unique(find_links + self.find_links),
             no_index=self.no_index,
+            package_indexes=tuple(
+                sorted({**dict(self.package_indexes), **dict(package_indexes)}.items())
+            ),
             uv_variables=self.uv_variables,
         )
 
@@ -91,6 +97,7 @@ class IndexSettings:
             index_url=cell.index_url,
             extra_index_urls=cell.extra_index_urls,
             find_links=cell.find_links,
+            package_indexes=cell.package_indexes,
         )
 
     @classmethod
@@ -126,6 +133,8 @@ class IndexSettings:
             "find_links": list(self.find_links),
             "no_index": self.no_index,
             "uv": dict(self.uv_variables),
+            # Only when set, so that the identity of every other environment stays.
+            **({"package_indexes": dict(self.package_indexes)} if self.package_indexes else {}),
         }
 
     def describe(self) -> dict[str, object]:
@@ -147,7 +156,13 @@ class IndexSettings:
             out["extra_index_urls"] = [show(u) for u in self.extra_index_urls]
         if self.find_links:
             out["find_links"] = [show(u) for u in self.find_links]
+        if self.package_indexes:
+            out["package_indexes"] = {p: show(u) for p, u in self.package_indexes}
         return out
+
+    def index_of(self, package: str) -> str | None:
+        """The index that alone serves ``package`` (package_indexes), if one does."""
+        return dict(self.package_indexes).get(package)
 
 
 def _unique(items: tuple[str, ...]) -> tuple[str, ...]:

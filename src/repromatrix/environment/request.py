@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repromatrix.environment.indexes import IndexSettings
-from repromatrix.environment.source_tree import SourceTree, source_tree
+from repromatrix.environment.source_tree import (
+    SourceTree,
+    builds_in_place,
+    pin_sources,
+    project_root,
+    stage_source,
+)
 from repromatrix.environment.uv import Interpreter
 from repromatrix.matrix.pins import Pin, PinKind
 
@@ -44,27 +50,46 @@ class EnvRequest:
     # with_sources (EnvStore.build), part of the identity: an edit rebuilds the cell.
     sources: tuple[SourceTree, ...] = ()
 
-    def with_sources(self) -> EnvRequest:
-        """The request with the source of each package it builds from a folder: a
-        path pin, or a ``file:`` URL of a folder (keyed on its text alone, an edit
-        would reuse the old build)."""
-        trees = []
-        for pin in self.pins:
-            if pin.kind is PinKind.PATH:
-                trees.append(source_tree(pin.package, pin.location, pin.spec))
-            elif pin.kind is PinKind.DIRECT and pin.spec.startswith("file:"):
-                from urllib.parse import unquote, urlsplit
+    # Folder pins built from their copy in the store (staged): uv's build of a copy,
+    # named by its digest, never goes stale, so these need no --refresh-package.
+    staged: tuple[str, ...] = ()
 
-                folder = Path(unquote(urlsplit(pin.spec).path))
-                if folder.is_dir():
-                    trees.append(source_tree(pin.package, folder, pin.spec))
-        return replace(self, sources=tuple(trees))
+    def with_sources(self) -> EnvRequest:
+        """The request with the source of each package it builds from a folder
+        (source_tree.pin_sources)."""
+        return replace(self, sources=pin_sources(self.pins))
+
+    def staged_in(self, store: Path) -> EnvRequest:
+        """The request as uv builds it: each folder pin pointed at a copy of its
+        project's source in ``store`` (source_tree.stage_source), so a build leaves
+        no build/ or *.egg-info in the user's tree; a project whose version comes from
+        git is built where it is. Its identity stays the request's (``sources``)."""
+        trees = {tree.package: tree for tree in self.sources}
+        pins, staged = [], []
+        for pin in self.pins:
+            tree = trees.get(pin.package)
+            if (
+                pin.kind is PinKind.PATH
+                and tree is not None
+                and pin.location.is_dir()
+                and not builds_in_place(project_root(pin.location))
+            ):
+                folder = stage_source(store, tree, pin.location, beside=pin.base)
+                pin = replace(pin, spec=".", base=str(folder))
+                staged.append(pin.package)
+            pins.append(pin)
+        return replace(self, pins=tuple(pins), staged=tuple(staged))
 
     def source_args(self) -> list[str]:
-        """uv's flags for the packages built from a folder: uv keys its cached build of
-        a folder on pyproject.toml / setup.py alone, so an edited module would be
-        served from the old wheel."""
-        return [arg for tree in self.sources for arg in ("--refresh-package", tree.package)]
+        """uv's flags for the packages built from a folder in place: uv keys its cached
+        build of a folder on pyproject.toml / setup.py alone, so an edited module would
+        be served from the old wheel."""
+        return [
+            arg
+            for tree in self.sources
+            if tree.package not in self.staged
+            for arg in ("--refresh-package", tree.package)
+        ]
 
     @classmethod
     def for_cell(

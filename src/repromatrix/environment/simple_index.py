@@ -47,9 +47,13 @@ class Source:
         return f"{self.kind} {redact_text(self.location)}"
 
 
-def sources(index: IndexSettings) -> list[Source]:
+def sources(index: IndexSettings, package: str | None = None) -> list[Source]:
     """Where uv will look, in its order: the default index (unless --no-index),
-    extra indexes, then find-links; UV_* variables count as uv reads them."""
+    extra indexes, then find-links; UV_* variables count as uv reads them. For a
+    ``package`` with an index of its own (package_indexes), that index alone."""
+    own = index.index_of(canonicalize_name(package)) if package else None
+    if own is not None:
+        return [Source("index", own)]
     uv = dict(index.uv_variables)
     no_index = index.no_index or truthy(uv.get("UV_NO_INDEX", ""))
     found: list[Source] = []

@@ -31,12 +31,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,6 +48,7 @@ from repromatrix.environment.identity import (
 )
 from repromatrix.environment.known_requests import known_cell, remember_cell
 from repromatrix.environment.lock import lock_of_venv, lock_versions, packages_of_lock
+from repromatrix.environment.project_input import lock_input, overrides_file, project_file
 from repromatrix.environment.request import Environment, EnvRequest
 from repromatrix.environment.staging import staging_slot
 from repromatrix.environment.system import inspect_system, write_stub_wheel
@@ -132,6 +132,8 @@ class EnvStore:
                 request.sources,
             )
         uv = uv_binary()  # found only now: a reused cell needs no uv (nor its import)
+        # What uv builds: folder pins from their copy (named by digest) in the store.
+        build = request.staged_in(self.root)
         travel = None
         if request.as_of is not None:
             # Loaded here, not at the top: a reused cell (check in a bisect step) does
@@ -153,22 +155,35 @@ class EnvStore:
                     # pip install`) into a relocatable venv, then name it by what it holds.
                     staged = held.enter_context(staging_slot(self.root, interpreter.executable))
                     lock = self._install_first(
-                        request, interpreter, uv, deadline, say, exclusions, staged
+                        build, interpreter, uv, deadline, say, exclusions, staged
                     )
                 else:
                     lock = self._resolve(
-                        request, interpreter, system, uv, stubs, deadline, say, exclusions
+                        build, interpreter, system, uv, stubs, deadline, say, exclusions
                     )
             except InstallError as err:
                 err.time_travel = travel  # which date cap a refusal names (TimeTravel.capped_in)
                 raise
             return self._store(
-                request, interpreter, system, uv, lock, staged, deadline, say, travel, started
-            )
+                request, build, interpreter, system, uv, lock, staged, deadline, say, travel,
+                started,
+            )  # fmt: skip
+
+    @contextmanager
+    def use(
+        self, request: EnvRequest, *, timeout: float = 1800.0, log: Log | None = None
+    ) -> Iterator[Environment]:
+        """``build``, the cell held in use while the block runs: `repromatrix gc`
+        leaves it alone (environment/gc.py)."""
+        from repromatrix.environment.gc import used_cell
+
+        with used_cell(self, request, timeout=timeout, log=log or (lambda _l: None)) as env:
+            yield env
 
     def _store(
         self,
         request: EnvRequest,
+        build: EnvRequest,
         interpreter: Interpreter,
         system: dict,
         uv: str,
@@ -180,7 +195,8 @@ class EnvStore:
         started: float,
     ) -> Environment:
         """The cell of ``lock`` in its identity's folder: found there, moved there from
-        ``staged``, or installed there."""
+        ``staged``, or installed there. ``request`` names it; ``build`` is what uv
+        builds (EnvRequest.staged_in)."""
         exclusions = travel.exclusions() if travel else ()
         identity = cell_identity(request, interpreter, system, lock, exclusions)
         home = self.root / identity[:16]
@@ -206,10 +222,10 @@ class EnvStore:
             if staged is not None:
                 (staged / "venv").rename(home / "venv")
                 packages = packages_of_lock(lock) or self._install(
-                    request, interpreter, system, uv, home, deadline, say, synced=True
+                    build, interpreter, system, uv, home, deadline, say, synced=True
                 )
             else:
-                packages = self._install(request, interpreter, system, uv, home, deadline, say)
+                packages = self._install(build, interpreter, system, uv, home, deadline, say)
             (home / "resolved.json").write_text(json.dumps(packages, indent=2, sort_keys=True))
             (home / "complete").write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         remember_cell(self.root, request, interpreter, system, identity, travel)
@@ -232,15 +248,11 @@ class EnvStore:
         venv = staging / "venv"
         python = str(venv / "bin" / "python")
         requirements = [r for p in request.pins if (r := p.requirement())] + list(request.tooling)
-        install = [uv, "pip", "install", "-r", "-", "--python", python, *request.index.uv_args()]
+        project = project_file(self.root, requirements, request.index)
+        given = str(project) if project is not None else "-"
+        install = [uv, "pip", "install", "-r", given, "--python", python, *request.index.uv_args()]
         install += request.source_args()
-        if request.exclude_newer:
-            install += ["--exclude-newer", request.exclude_newer]
-        for package, cutoff in exclusions:
-            install += ["--exclude-newer-package", f"{package}={cutoff}"]
-        if request.overrides:
-            overrides = _write_overrides(self.root / "_overrides", request.overrides)
-            install += ["--override", str(overrides)]
+        install += _resolution_flags(request, exclusions, self.root / "_overrides")
         say(f"installing: {' '.join(requirements)}")
         steps = [
             (
@@ -255,7 +267,7 @@ class EnvStore:
                 ],
                 None,
             ),
-            (install, "\n".join(requirements) + "\n"),
+            (install, None if project is not None else "\n".join(requirements) + "\n"),
         ]
 
         def run(cmd: list[str], given: str | None = None) -> str:
@@ -302,13 +314,7 @@ class EnvStore:
             *request.index.uv_args(),
             *request.source_args(),
         ]
-        if request.exclude_newer:
-            args += ["--exclude-newer", request.exclude_newer]
-        for package, cutoff in exclusions:
-            args += ["--exclude-newer-package", f"{package}={cutoff}"]
-        if request.overrides:
-            overrides = _write_overrides(stubs.parent / "_overrides", request.overrides)
-            args += ["--override", str(overrides)]
+        args += _resolution_flags(request, exclusions, stubs.parent / "_overrides")
         for pin in request.pins:
             if pin.kind in (PinKind.ABSENT, PinKind.SYSTEM):
                 args += ["--no-emit-package", pin.package]
@@ -324,7 +330,11 @@ class EnvStore:
             args += ["--find-links", str(stubs)]
         requirements += list(request.tooling)
         say(f"resolving: {' '.join(requirements)}")
-        done = procs.run(args, input="\n".join(requirements) + "\n", timeout=_remaining(deadline))
+        project = project_file(stubs.parent, requirements, request.index, frozenset(system_pins))
+        text = "\n".join(requirements) + "\n"
+        if project is not None:  # a package with its own index: the project file instead
+            args[args.index("-")], text = str(project), None
+        done = procs.run(args, input=text, timeout=_remaining(deadline))
         if done.timed_out:
             raise InstallError("timeout", "resolution timed out", redact_text(done.stderr))
         if done.returncode != 0:
@@ -354,7 +364,7 @@ class EnvStore:
                     uv,
                     "pip",
                     "sync",
-                    str(home / "lock.txt"),
+                    str(lock_input(self.root, home, request.index)),
                     "--python",
                     str(venv / "bin" / "python"),
                     *request.index.uv_args(),
@@ -434,19 +444,6 @@ class EnvStore:
         )
 
 
-def _write_overrides(folder: Path, overrides: tuple[str, ...]) -> Path:
-    """The overrides as a requirements file for uv, named by its content (runs in
-    parallel never write each other's)."""
-    text = "".join(f"{line}\n" for line in sorted(overrides))
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"overrides-{hashlib.sha256(text.encode()).hexdigest()[:16]}.txt"
-    if not path.exists():
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
-    return path
-
-
 def _stale_index(returncode: int, stderr: str) -> bool:
     """uv refused a lock's exact pin as absent from the index ("there is no version
     of packaging==26.4"): after a resolve that saw it, the page uv had cached."""
@@ -476,3 +473,16 @@ def _locked(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _resolution_flags(
+    request: EnvRequest, exclusions: Iterable[tuple[str, str]], overrides_dir: Path
+) -> list[str]:
+    """uv's time travel (--exclude-newer, per package too) and --override, the same for
+    the install and the lock's compile."""
+    flags = ["--exclude-newer", request.exclude_newer] if request.exclude_newer else []
+    for package, cutoff in exclusions:
+        flags += ["--exclude-newer-package", f"{package}={cutoff}"]
+    if request.overrides:
+        flags += ["--override", str(overrides_file(overrides_dir, request.overrides))]
+    return flags

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -90,9 +91,39 @@ def find_interpreter(spec: str | None, uv: str | None = None) -> Interpreter:
     return Interpreter(executable=exe, version=version, implementation=impl)
 
 
+# uv's chain for an index page it could not read: "Failed to fetch: URL/PACKAGE/", then
+# "cause:" lines down to the operating system's words.
+_FAILED_FETCH = re.compile(r"Failed to fetch: `?(?P<page>[a-z+]+://\S+?/)`?$")
+
+
+def unreachable_index(lines: list[str]) -> str | None:
+    """``cannot reach index URL for PACKAGE (cause): ...the fix`` from uv's lines, or
+    None when they are not about an index page uv could not read."""
+    for number, line in enumerate(lines):
+        found = _FAILED_FETCH.search(line)
+        if found is None:
+            continue
+        index, _, package = found.group("page").rstrip("/").rpartition("/")
+        causes = [
+            c.removeprefix("cause:").strip() for c in lines[number + 1 :] if c.startswith("cause:")
+        ]
+        cause = causes[-1] if causes else "no answer"
+        return (
+            f"cannot reach index {index} for {package} ({cause}): correct its URL, or take it "
+            "out where it is set (matrix.yaml's package_indexes / extra_index_urls / "
+            f"index_url, or your PIP_* / UV_* variables) so that {package} comes from your "
+            "other indexes"
+        )
+    return None
+
+
 def uv_message(stderr: str) -> str:
-    """uv's error, on one line: the lines after 'error:' / '×', joined."""
+    """uv's error, on one line: the lines after 'error:' / '×', joined; an index that
+    cannot be reached, as the one line that names it, the package and the fix."""
     lines = [line.strip() for line in redact_text(stderr).splitlines() if line.strip()]
+    unreachable = unreachable_index(lines)
+    if unreachable is not None:
+        return unreachable
     for i, line in enumerate(lines):
         if line.startswith(("error:", "×")):
             return " ".join(lines[i:])[:2000]

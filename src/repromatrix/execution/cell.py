@@ -10,6 +10,7 @@ written: install errors are handled here, once.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -32,10 +33,14 @@ def run_in_cell(
     from being built; ``install_log`` gets what the build said either way."""
     lines: list[str] = []
     install_log.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        env = store.build(request, timeout=timeout, log=lines.append)
-    except InstallError as err:
-        install_log.write_text(redact_text("\n".join([*lines, err.log])))
-        return err
-    install_log.write_text(redact_text("\n".join(lines)))
-    return work(env)
+    with contextlib.ExitStack() as held:
+        try:
+            if hasattr(store, "use"):  # held in use while the work runs: gc leaves it alone
+                env = held.enter_context(store.use(request, timeout=timeout, log=lines.append))
+            else:  # a store that keeps no record of use (a test's stand-in)
+                env = store.build(request, timeout=timeout, log=lines.append)
+        except InstallError as err:
+            install_log.write_text(redact_text("\n".join([*lines, err.log])))
+            return err
+        install_log.write_text(redact_text("\n".join(lines)))
+        return work(env)

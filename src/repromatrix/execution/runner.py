@@ -8,7 +8,8 @@ supervised from outside through the records the cell plugin appends:
   recorded as timed-out, and the remaining cases run in a fresh interpreter;
 - an interpreter that dies mid-case (abort, segfault, OOM kill): the case is
   recorded as crashed with the signal, and the rest runs in a fresh interpreter;
-- a failing case can be rerun in fresh interpreters: mixed outcomes are flaky.
+- a failing case can be rerun in fresh interpreters: mixed outcomes are flaky; the
+  same failure twice (``same_failure``) is deterministic and not run a third time.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from repromatrix.errors import UserError
 from repromatrix.execution._cell.signature import (
     Signature,
     is_signature,
+    same_failure,
     signature_of_traceback,
 )
 from repromatrix.outcomes import COLLECTION_ID, RERUN_WORTHY, CaseOutcome
@@ -187,6 +189,10 @@ class CaseRunner:
                 case = by_id.get(again.id)
                 if case is None:
                     continue
+                if again.outcome == case.outcome and same_failure(case.signature, again.signature):
+                    # The same failure twice in fresh interpreters: deterministic, and
+                    # a third run would only cost its time (a torch import and more).
+                    candidates.remove(again.id)
                 case.attempts.append(again.outcome)
                 if again.outcome == "passed" and case.outcome != "flaky":
                     case.outcome = "flaky"

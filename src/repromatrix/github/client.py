@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from repromatrix.errors import UserError
+from repromatrix.github.inert import inert
+from repromatrix.github.markdown import COMMENT_LIMIT, code_span
 from repromatrix.redact import redact_text
 
 if TYPE_CHECKING:
@@ -144,6 +146,7 @@ class GitHub:
     def comment(self, issue: int, body_file: Path) -> bool:
         """Post ``body_file`` on ``issue``; True when posted. Without gh, or with a gh
         that is not logged in, the exact command is printed instead."""
+        body_file = fitted(body_file)
         command = ["gh", "issue", "comment", str(issue), "--body-file", _shown(body_file)]
         if self.repo:
             command += ["--repo", self.repo]
@@ -290,6 +293,19 @@ def _json_values(text: str) -> list[Any]:
         while at < len(text) and text[at].isspace():
             at += 1
     return values
+
+
+def fitted(report: Path) -> Path:
+    """The report as a comment GitHub takes: itself when it fits in its 65,536
+    characters, else ``NAME.comment.md`` beside it, cut by the inert renderer (whole
+    blocks, the verdict first) with a line naming the whole report."""
+    text = report.read_text(encoding="utf-8", errors="replace")
+    if len(text) <= COMMENT_LIMIT:
+        return report
+    note = f"_… cut to fit a comment: the whole report is {code_span(report.name)}._"
+    cut = report.with_name(f"{report.stem}.comment.md")
+    cut.write_text(inert(text, limit=COMMENT_LIMIT - 1, note=note) + "\n")
+    return cut
 
 
 def _shown(path: Path) -> str:

@@ -58,6 +58,7 @@ class CellSpec:
     index_url: str | None = None
     extra_index_urls: tuple[str, ...] = ()
     find_links: tuple[str, ...] = ()
+    package_indexes: tuple[tuple[str, str], ...] = ()  # (package, its own index URL)
     exclude_newer: str | None = None
     overrides: tuple[str, ...] = ()  # uv --override: replace what any package requires
     env: tuple[tuple[str, str], ...] = ()
@@ -173,6 +174,8 @@ def cell_settings(combo: Combination) -> dict[str, Any]:
     for key in ("extra_index_urls", "find_links"):  # lists of URLs or folders
         if getattr(combo, key):
             out[key] = [_no_credentials(u) for u in getattr(combo, key)]
+    if combo.package_indexes:
+        out["package_indexes"] = {p: _no_credentials(u) for p, u in combo.package_indexes}
     if combo.exclude_newer:
         out["exclude_newer"] = combo.exclude_newer
     if combo.as_of:

@@ -2,7 +2,8 @@
 entry, as the settings and pins it gives (a ``Partial``), checked key by key.
 
 Levels stack: an entry's values override its tier's, which override the defaults
-(``Partial.merged``); ``env`` merges variable by variable. What a combination ends
+(``Partial.merged``); ``env`` merges variable by variable, ``package_indexes``
+package by package. What a combination ends
 up with is the merge of every level above it (tiers.py).
 """
 
@@ -29,8 +30,8 @@ class Partial:
     def merged(self, over: Partial) -> Partial:
         settings = dict(self.settings)
         for key, value in over.settings.items():
-            if key == "env" and "env" in settings:
-                value = {**settings["env"], **value}  # env merges by variable
+            if key in ("env", "package_indexes") and key in settings:
+                value = {**settings[key], **value}  # merges by variable, by package
             settings[key] = value
         return Partial(settings, {**self.pins, **over.pins})
 

@@ -140,6 +140,13 @@ def parse_matrix(data: Any, path: Path) -> Matrix:
         tiers[tier] = tuple(
             replace(c, pins=tuple(p.anchored(path.parent) for p in c.pins)) for c, _ in combos
         )
+        for combo, (_, combo_path) in zip(tiers[tier], combos, strict=True):
+            for pin in combo.pins:
+                problem = pin.folder_problem()
+                if problem is not None:
+                    raise UserError(
+                        f"{name}: {combo_path}.{pin.package}: {problem}, relative to {name}"
+                    )
     atlas = None if doc.atlas is None else read_atlas(doc.atlas, name, packages)
     base = defaults_combination(defaults, packages)
     return Matrix(

@@ -53,8 +53,10 @@ RESERVED_IDS = frozenset(
         "matrix",
         "tests",
         "tests-fast",
+        "tests-unit",
         "lint",
         "report",
+        "clean",
         *HUNT_NAMES,  # bisect, sweep, check, culprit, atlas: one session per hunt
         "nightly-dry-run",
         "lock",
@@ -115,6 +117,10 @@ class Settings(BaseModel):
     index_url: str | None = None
     extra_index_urls: tuple[str, ...] | None = None
     find_links: tuple[str, ...] | None = None
+    # An index for some packages alone (uv's explicit index, the package's source):
+    # {torch: "https://download.pytorch.org/whl/cpu"} takes torch from PyTorch's CPU
+    # index and nothing else; every other package from the indexes above.
+    package_indexes: dict[str, str] | None = None
     exclude_newer: str | None = None
     # Time travel: the stack's other packages as of this date, or as of the upload
     # of this package's pinned release (environment/as_of.py).
@@ -156,6 +162,20 @@ class Settings(BaseModel):
                 # the value is not shown: it may be a secret
                 raise ValueError(f"the value of {name} holds a NUL character")
         return value
+
+    @field_validator("package_indexes")
+    @classmethod
+    def _index_per_package(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is None:
+            return None
+        checked = {}
+        for package, url in value.items():
+            if not re.match(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$", package):
+                raise ValueError(f"{package!r} is not a package name")
+            if not url.strip() or any(c.isspace() for c in url.strip()):
+                raise ValueError(f"{package}: {url!r} is not an index URL")
+            checked[canonicalize_name(package)] = url.strip()
+        return checked
 
     @field_validator("cases")
     @classmethod
@@ -283,6 +303,7 @@ class Combination:
     index_url: str | None = None
     extra_index_urls: tuple[str, ...] = ()
     find_links: tuple[str, ...] = ()
+    package_indexes: tuple[tuple[str, str], ...] = ()  # (package, index URL), sorted
     exclude_newer: str | None = None
     overrides: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()

@@ -73,6 +73,19 @@ class Pin:
             return self
         return replace(self, base=os.path.abspath(folder))
 
+    def folder_problem(self) -> str | None:
+        """What keeps a PATH pin's folder from being built (None: nothing): it is
+        missing, or it is no Python project. Bad input, said before anything runs."""
+        if self.kind is not PinKind.PATH:
+            return None
+        folder = self.location
+        if not folder.is_dir():
+            found = "a file" if folder.exists() else "nothing there"
+            return f"{self.spec!r} is no folder ({found})"
+        if not any((folder / name).is_file() for name in ("pyproject.toml", "setup.py")):
+            return f"{self.spec!r} holds no pyproject.toml or setup.py (not a Python project)"
+        return None
+
     @property
     def floating(self) -> bool:
         """Whether what this pin installs can change without matrix.yaml changing."""
@@ -201,9 +214,13 @@ def parse_pin_option(text: str) -> Pin:
     else:
         raw = rest  # a specifier: >=, <, ~=, !=, ==4.5.*
     try:
-        return parse_pin(name, raw)
+        pin = parse_pin(name, raw)
     except ValueError as err:
         raise UserError(f"--pin {text!r}: {err}") from None
+    problem = pin.folder_problem()  # a folder: relative to the working directory
+    if problem is not None:
+        raise UserError(f"--pin {text!r}: {problem}, relative to the working directory")
+    return pin
 
 
 def unique_pins(pins: Sequence[Pin]) -> tuple[Pin, ...]:

@@ -231,6 +231,7 @@ def _made(tier: str, combo_id: str, part: Partial, packages: tuple[str, ...]) ->
         index_url=s.get("index_url"),
         extra_index_urls=tuple(s.get("extra_index_urls") or ()),
         find_links=tuple(s.get("find_links") or ()),
+        package_indexes=tuple(sorted((s.get("package_indexes") or {}).items())),
         exclude_newer=s.get("exclude_newer"),
         overrides=tuple(s.get("overrides") or ()),
         env=tuple(sorted((s.get("env") or {}).items())),

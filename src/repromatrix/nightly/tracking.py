@@ -35,6 +35,7 @@ from repromatrix.github.hidden import hidden, read_hidden
 from repromatrix.github.inert import inert
 from repromatrix.github.markdown import COMMENT_LIMIT, code_block, code_span, link, table_cell, text
 from repromatrix.outcomes import FAILURES, CaseStatus, CombinationStatus
+from repromatrix.reports.view import run_sources
 from repromatrix.results import CombinationResult, Results
 from repromatrix.verdicts.causes import by_cause as causes
 from repromatrix.verdicts.causes import combination_cause, failure_cause, new_failures
@@ -313,6 +314,9 @@ def render(update: Update, night: Night, summary: str = "") -> str:
     ]
     if night.baseline_note:
         head += [f"> {text(night.baseline_note)}", ""]
+    trees = run_sources(night.results)  # the user's own package: which tree tonight built
+    if trees:
+        head += ["Your source: " + ", ".join(code_span(t.label()) for t in trees), ""]
     parts = [
         _new_by_cause(update.new, night.results),
         _table("Still failing", update.still, with_since=True),

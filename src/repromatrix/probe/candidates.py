@@ -124,7 +124,7 @@ def list_releases(
     releases: dict[Version, Release] = {}
     read: list[str] = []
     context = ssl_context(os.environ if environ is None else environ)
-    for source in sources(index):
+    for source in sources(index, name):
         files = (
             _index_files(source.location, name, context)
             if source.kind == "index"

@@ -22,7 +22,7 @@ from pathlib import Path
 from repromatrix.errors import UserError
 from repromatrix.github.client import GitHub
 from repromatrix.outcomes import UNEXPECTED, VERDICTS, verdict_attention
-from repromatrix.redact import portable_path
+from repromatrix.redact import masked_already, portable_path
 from repromatrix.reports import environment, html, junit, markdown, results_json, step_summary
 from repromatrix.reports.view import REPORT_FILES, View
 from repromatrix.results import Results, ResultsDir, load_results, write_text_atomic
@@ -100,7 +100,7 @@ def write_all(results: Results, folder: Path) -> dict[str, Path]:
         ("index.html", html.render),
     ):
         path = folder / name
-        write_text_atomic(path, render(view))
+        write_text_atomic(path, render(view), scrub=masked_already)  # each renders masked
         written[name] = path
     return written
 

@@ -11,9 +11,9 @@ writes an xfail). A combination that did not install is one testcase with an
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Callable
 
+from repromatrix.environment.source_tree import SourceTree
 from repromatrix.outcomes import FAILURES, CaseStatus, CombinationStatus
 from repromatrix.redact import escaped_redactor, redactor
 from repromatrix.reports.view import View, first_line
@@ -39,17 +39,13 @@ def _cleaner(scrub: Callable[[str], str] | None) -> Clean:
 
 
 def _xml_spellings(value: str) -> str:
-    """A string as ElementTree writes it in an attribute (in text it escapes less: the
+    """A string as this file spells it in an attribute (in text it escapes less: the
     raw form and this one cover both), after the characters XML cannot carry went."""
-    value = _ILLEGAL_XML.sub("\N{REPLACEMENT CHARACTER}", value)
-    for raw, spelt in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;")):
-        value = value.replace(raw, spelt)
-    return value.replace("\r", "&#13;").replace("\n", "&#10;").replace("\t", "&#09;")
+    return _attribute(_ILLEGAL_XML.sub("\N{REPLACEMENT CHARACTER}", value))
 
 
 def _text_spelling(value: str) -> str:
-    value = _ILLEGAL_XML.sub("\N{REPLACEMENT CHARACTER}", value)
-    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _text(_ILLEGAL_XML.sub("\N{REPLACEMENT CHARACTER}", value))
 
 
 def render(view: View) -> str:
@@ -58,32 +54,78 @@ def render(view: View) -> str:
     found = escaped_redactor((_xml_spellings, _text_spelling))
     text = _render(view, _cleaner(None))
     if found.may_hold_secrets(text):
-        text = _render(view, _cleaner(redactor()))
+        scrub = redactor()
+        text = scrub(_render(view, _cleaner(scrub)))  # and the whole, as the door would
     return text
 
 
+# The document is written as text, as ElementTree writes it with ET.indent (two spaces
+# a level, ``<empty />``, attributes in the order given): ElementTree's own writer walks
+# every element in Python twice, seconds for a matrix of 2,000 combinations.
+
+
+def _attributes(attributes: dict[str, str]) -> str:
+    return "".join(f' {name}="{_attribute(value)}"' for name, value in attributes.items())
+
+
+# What ElementTree escapes in an attribute value; most values hold none of it.
+_ATTRIBUTE_SPECIAL = re.compile('[&<>"\r\n\t]')
+
+
+def _attribute(value: str) -> str:
+    """ElementTree's escaping of an attribute value."""
+    if _ATTRIBUTE_SPECIAL.search(value) is None:
+        return value
+    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    value = value.replace('"', "&quot;").replace("\r", "&#13;").replace("\n", "&#10;")
+    return value.replace("\t", "&#09;")
+
+
+def _text(value: str) -> str:
+    """ElementTree's escaping of text."""
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _property(level: int, name: str, value: str) -> str:
+    return f'{"  " * level}<property name="{_attribute(name)}" value="{_attribute(value)}" />'
+
+
+def _leaf(level: int, tag: str, attributes: dict[str, str], text: str = "") -> str:
+    start = f"{'  ' * level}<{tag}{_attributes(attributes)}"
+    return f"{start}>{_text(text)}</{tag}>" if text else f"{start} />"
+
+
+def _parent(level: int, tag: str, attributes: dict[str, str], children: list[str]) -> str:
+    if not children:
+        return _leaf(level, tag, attributes)
+    pad = "  " * level
+    inside = "\n".join(children)
+    return f"{pad}<{tag}{_attributes(attributes)}>\n{inside}\n{pad}</{tag}>"
+
+
+COUNTS = ("tests", "failures", "errors", "skipped")
+
+
 def _render(view: View, clean: Clean) -> str:
-    root = ET.Element("testsuites", name="repromatrix")
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    totals = dict.fromkeys(COUNTS, 0)
     total_time = 0.0
+    suites = []
     for combination in view.combinations:
-        suite = _suite(combination, clean)
-        root.append(suite)
+        suite, counts, seconds = _suite(combination, clean)
+        suites.append(suite)
         for key in totals:
-            totals[key] += int(suite.get(key, "0"))
-        total_time += float(suite.get("time", "0"))
-    for key, value in totals.items():
-        root.set(key, str(value))
-    root.set("time", f"{total_time:.3f}")
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+            totals[key] += counts[key]
+        total_time += float(f"{seconds:.3f}")  # as the suite's own attribute says
+    attributes = {
+        "name": "repromatrix",
+        **{key: str(value) for key, value in totals.items()},
+        "time": f"{total_time:.3f}",
+    }
+    root = _parent(0, "testsuites", attributes, suites)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + root + "\n"
 
 
-def _suite(combination: CombinationResult, clean: Clean) -> ET.Element:
-    suite = ET.Element("testsuite", name=combination.id)
-    if combination.started:
-        suite.set("timestamp", combination.started)
-    properties = ET.SubElement(suite, "properties")
+def _suite(combination: CombinationResult, clean: Clean) -> tuple[str, dict[str, int], float]:
     facts = {
         "verdict": combination.verdict or "",
         "verdict_reason": combination.verdict_reason,
@@ -96,34 +138,41 @@ def _suite(combination: CombinationResult, clean: Clean) -> ET.Element:
         facts[f"requested.{package}"] = combination.requested[package]
         if package in combination.resolved:
             facts[f"resolved.{package}"] = combination.resolved[package]
-    for name, value in facts.items():
-        if value:
-            ET.SubElement(properties, "property", name=name, value=clean(value))
+    for package, record in combination.environment.sources.items():
+        tree = SourceTree.of_record(package, record)  # built from a folder: which tree
+        facts[f"source.{package}"] = tree.label()
+        facts[f"source.{package}.commit"] = tree.commit or ""
+        facts[f"source.{package}.dirty"] = "true" if tree.dirty else "false"
+        facts[f"source.{package}.digest"] = tree.digest
+    properties = [_property(3, name, clean(value)) for name, value in facts.items() if value]
+    children = [_parent(2, "properties", {}, properties)]
 
-    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    counts = dict.fromkeys(COUNTS, 0)
     seconds = 0.0
     if combination.status == CombinationStatus.INSTALL_ERROR or not combination.cases:
-        case = ET.SubElement(
-            suite, "testcase", classname="repromatrix", name="environment", time="0.000"
-        )
         message = clean(first_line(combination.message or "no case ran", 1000))
         error = ERROR_TYPES.get(combination.status)
         if error is not None:
-            element = ET.SubElement(case, "error", message=message, type=error)
-            element.text = clean(combination.message)
+            inner = _leaf(
+                3, "error", {"message": message, "type": error}, clean(combination.message)
+            )
             counts["errors"] += 1
         else:
-            ET.SubElement(case, "skipped", message=message, type="pytest.skip")
+            inner = _leaf(3, "skipped", {"message": message, "type": "pytest.skip"})
             counts["skipped"] += 1
+        where = {"classname": "repromatrix", "name": "environment", "time": "0.000"}
+        children.append(_parent(2, "testcase", where, [inner]))
         counts["tests"] += 1
     for result in combination.cases:
-        suite.append(_testcase(combination, result, counts, clean))
+        children.append(_testcase(combination, result, counts, clean))
         counts["tests"] += 1
         seconds += result.seconds
-    for key, value in counts.items():
-        suite.set(key, str(value))
-    suite.set("time", f"{seconds:.3f}")
-    return suite
+    attributes = {"name": combination.id}
+    if combination.started:
+        attributes["timestamp"] = combination.started
+    attributes.update({key: str(value) for key, value in counts.items()})
+    attributes["time"] = f"{seconds:.3f}"
+    return _parent(1, "testsuite", attributes, children), counts, seconds
 
 
 def _names(case_id: str) -> tuple[str, str]:
@@ -136,27 +185,24 @@ def _names(case_id: str) -> tuple[str, str]:
     return ".".join([module, *parts[1:-1]]), parts[-1]
 
 
-def _testcase(
-    combination: CombinationResult, case: CaseResult, counts: dict, clean: Clean
-) -> ET.Element:
+def _testcase(combination: CombinationResult, case: CaseResult, counts: dict, clean: Clean) -> str:
     classname, name = _names(case.id)
-    element = ET.Element("testcase", classname=classname, name=name, time=f"{case.seconds:.3f}")
-    properties = {
-        "status": case.status,
-        "outcome": case.outcome,
-        "repro": case_repro(combination, case.id),
-        "change": case.change or "",
-        "attempts": ", ".join(case.attempts) if len(case.attempts) > 1 else "",
-        "known_issue": (case.known_issue or {}).get("link", ""),
-    }
-    if case.transitions:
-        properties["transition"] = case.transitions[0].text
-        properties["bisect"] = case.transitions[0].bisect
+    where = {"classname": classname, "name": name, "time": f"{case.seconds:.3f}"}
+    children = []
     if case.status != "passed":
-        holder = ET.SubElement(element, "properties")
-        for key, value in properties.items():
-            if value:
-                ET.SubElement(holder, "property", name=key, value=clean(value))
+        properties = {
+            "status": case.status,
+            "outcome": case.outcome,
+            "repro": case_repro(combination, case.id),
+            "change": case.change or "",
+            "attempts": ", ".join(case.attempts) if len(case.attempts) > 1 else "",
+            "known_issue": (case.known_issue or {}).get("link", ""),
+        }
+        if case.transitions:
+            properties["transition"] = case.transitions[0].text
+            properties["bisect"] = case.transitions[0].bisect
+        held = [_property(4, key, clean(value)) for key, value in properties.items() if value]
+        children.append(_parent(3, "properties", {}, held))
 
     message = first_line(case.message, 1000)
     detail = "\n\n".join(t for t in (case.message, case.traceback) if t.strip())
@@ -165,26 +211,24 @@ def _testcase(
         prefix = "REGRESSED: " if is_regression(case) else ""
         if case.status != "failed":
             prefix += f"{case.status}: "
-        failure = ET.SubElement(
-            element, "failure", message=clean(prefix + message), type=clean(kind)
-        )
-        failure.text = clean(detail)
+        failure = {"message": clean(prefix + message), "type": clean(kind)}
+        children.append(_leaf(3, "failure", failure, clean(detail)))
         counts["failures"] += 1
     elif case.status == "error":
         prefix = "REGRESSED: " if is_regression(case) else ""
-        error = ET.SubElement(element, "error", message=clean(prefix + message), type=clean(kind))
-        error.text = clean(detail)
+        error = {"message": clean(prefix + message), "type": clean(kind)}
+        children.append(_leaf(3, "error", error, clean(detail)))
         counts["errors"] += 1
     elif case.status == "skipped":
-        ET.SubElement(element, "skipped", message=clean(message), type="pytest.skip")
+        skipped = {"message": clean(message), "type": "pytest.skip"}
+        children.append(_leaf(3, "skipped", skipped))
         counts["skipped"] += 1
     elif case.status == "known-broken":
         issue = case.known_issue or {}
         note = f"known-broken: {issue.get('note') or message} ({issue.get('link', '')})"
-        skipped = ET.SubElement(element, "skipped", message=clean(note), type="pytest.xfail")
-        skipped.text = clean(detail)
+        xfail = {"message": clean(note), "type": "pytest.xfail"}
+        children.append(_leaf(3, "skipped", xfail, clean(detail)))
         counts["skipped"] += 1
     elif case.status in ("flaky", "possibly-fixed"):
-        out = ET.SubElement(element, "system-out")
-        out.text = clean(f"{case.status}: {case.message}")
-    return element
+        children.append(_leaf(3, "system-out", {}, clean(f"{case.status}: {case.message}")))
+    return _parent(2, "testcase", where, children)

@@ -22,6 +22,7 @@ from repromatrix.reports.view import (
     cell_status,
     first_line,
     is_problem,
+    resolved_text,
     short_traceback,
 )
 from repromatrix.results import CaseResult, CombinationResult
@@ -118,7 +119,7 @@ def _install_details(combination: CombinationResult) -> str:
 
 
 def _resolved_line(combination: CombinationResult) -> str:
-    parts = [f"{p} {combination.resolved.get(p, '-')}" for p in combination.requested]
+    parts = [f"{p} {resolved_text(combination, p) or '-'}" for p in combination.requested]
     if combination.environment.python:
         parts.append(f"python {combination.environment.python}")
     return "Resolved: " + ", ".join(parts)

@@ -17,5 +17,5 @@ FILE_NAME = "results.json"
 
 def write(results: Results, folder: Path) -> Path:
     path = Path(folder) / FILE_NAME
-    write_json_atomic(path, results.dump())
+    write_json_atomic(path, results)
     return path

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from repromatrix.environment.source_tree import SourceTree
 from repromatrix.outcomes import (
     FAILURES,
     MISSING_CELL,
@@ -123,14 +124,25 @@ class View:
 
     def version(self, combination: CombinationResult, package: str) -> tuple[str, bool]:
         """(text, resolved?) for a version cell: the resolved version, or the request
-        when nothing was resolved (an install error, a skipped cell)."""
-        resolved = combination.resolved.get(package)
+        when nothing was resolved (an install error, a skipped cell). A package built
+        from a folder says which tree: ``0.1.0 (abc1234 + edits)``."""
+        resolved = resolved_text(combination, package)
         if resolved is not None:
             return resolved, True
         requested = combination.requested.get(package)
         if requested in (None, "", "None", "null"):
             return "-", False
         return requested, False
+
+
+def resolved_text(combination: CombinationResult, package: str) -> str | None:
+    """The resolved version of ``package``; for one built from a folder, with its
+    tree: ``0.1.0 (abc1234 + edits)`` (the version alone names no edit)."""
+    resolved = combination.resolved.get(package)
+    record = combination.environment.sources.get(package)
+    if resolved is None or not record:
+        return resolved
+    return f"{resolved} ({SourceTree.of_record(package, record).short()})"
 
 
 def version_key(text: str) -> tuple:
@@ -209,6 +221,17 @@ EXIT_TEXT = {
 }
 
 
+def run_sources(results: Results) -> list[SourceTree]:
+    """The trees the run built its folder pins from (``mylib: "."``), each once, in
+    matrix order: one per package, unless merged jobs saw different trees."""
+    found: dict[tuple[str, str], SourceTree] = {}
+    for combination in results.combinations:
+        for package, record in combination.environment.sources.items():
+            tree = SourceTree.of_record(package, record)
+            found.setdefault((package, tree.digest), tree)
+    return list(found.values())
+
+
 def run_facts(view: View) -> list[Fact]:
     """The facts every report's header gives about the run, in order."""
     results = view.results
@@ -221,6 +244,8 @@ def run_facts(view: View) -> list[Fact]:
         Fact("repromatrix", run.repromatrix),
         Fact("cases", (run.cases_commit or "")[:12], code=True),
         Fact(run.matrix, run.matrix_sha256[:12], code=True),
+        # Which source of the user's own package the answers are about.
+        *(Fact("your source", tree.label(), code=True) for tree in run_sources(results)),
     ]
     if summary and summary.baseline:
         base = summary.baseline

@@ -16,6 +16,7 @@ from repromatrix.results.folder import (
 )
 from repromatrix.results.schema import (
     SCHEMA_VERSION,
+    CaseChange,
     CaseResult,
     Change,
     CombinationResult,
@@ -27,12 +28,14 @@ from repromatrix.results.schema import (
     Transition,
     load_results,
     read_json,
+    set_fields,
     utc_now,
     validate,
 )
 
 __all__ = [
     "SCHEMA_VERSION",
+    "CaseChange",
     "CaseResult",
     "Change",
     "CombinationResult",
@@ -47,6 +50,7 @@ __all__ = [
     "read_combinations",
     "read_json",
     "same_failure",
+    "set_fields",
     "utc_now",
     "validate",
     "write_combination",

@@ -19,20 +19,24 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
 from repromatrix.errors import UserError, writable_folder
-from repromatrix.redact import JsonRedactor, json_redactor, redact, redact_text
+from repromatrix.redact import JsonRedactor, json_redactor, masked_already, redact, redact_text
 from repromatrix.results.schema import (
     ID_PATTERN,
     CombinationResult,
     Results,
     RunInfo,
-    read_json,
+    read_json_text,
     validate,
 )
 
@@ -54,14 +58,13 @@ def write_text_atomic(
     the same, its secrets read once for many files).
     ``durable``: flushed to the disk before the rename (a power cut keeps it); a merge
     of thousands of files that it can redo from its sources skips that for each."""
-    text = scrub(text) if scrub is not None else redact_text(text)
+    data = (scrub(text) if scrub is not None else redact_text(text)).encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _temporary(path)
     try:
-        # mkstemp makes the file private (0600); a report is for everyone to read.
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
+        with open(fd, "wb") as handle:
+            os.fchmod(fd, 0o644)  # a report is for everyone to read, whatever the umask
+            handle.write(data)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
@@ -71,52 +74,118 @@ def write_text_atomic(
         raise
 
 
+def _temporary(path: Path) -> tuple[int, str]:
+    """A new file beside ``path`` to write it in, named for this process and thread (a
+    merge writes thousands: mkstemp's random names cost more than the writing)."""
+    tmp = f"{path.parent}{os.sep}.{path.name}.{os.getpid()}-{threading.get_ident()}.tmp"
+    try:  # O_EXCL: never an existing file, nor a link planted under that name
+        return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), tmp
+    except FileExistsError:  # left by a process of the same id, killed mid-write
+        return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+
+
 def write_json_atomic(
-    path: Path, data: Any, *, durable: bool = True, redactor: JsonRedactor | None = None
-) -> None:
-    # Masked value by value first: a secret holding a quote or a backslash is
-    # spelt differently once in JSON text. (Only where the text may hold one: the walk
-    # costs seconds on a results.json of 2,000 combinations.)
+    path: Path,
+    data: Any,
+    *,
+    durable: bool = True,
+    redactor: JsonRedactor | None = None,
+    masked: Mapping[str, Sequence[str]] | None = None,
+) -> str:
+    """``data`` (plain JSON data, or a pydantic model: see model_text) as json_text lays
+    it out; returns the text written.
+
+    Masked value by value first: a secret holding a quote or a backslash is spelt
+    differently once in JSON text. (Only where the text may hold one: the walk costs
+    seconds on a results.json of 2,000 combinations.) ``masked``: a list field of the
+    model as the JSON lines of its objects, masked already (a merge's combinations, as
+    it has just written their files): the rest is scanned, they are not again."""
     redactor = redactor or json_redactor()
-    text = json_text(data)
-    if not redactor.may_hold_secrets(text):  # nothing any net would catch
-        write_text_atomic(path, text, durable=durable, scrub=_as_it_is)
-        return
-    text = json_text(redact(data))
-    write_text_atomic(path, text, durable=durable, scrub=redactor.scrub)
-
-
-def _as_it_is(text: str) -> str:
+    if isinstance(data, BaseModel) and masked:
+        rest = data.model_copy(update={name: [] for name in masked})
+        if not redactor.may_hold_secrets(model_text(rest)):
+            text = model_text(data, masked)
+            write_text_atomic(path, text, durable=durable, scrub=masked_already)
+            return text
+    text = model_text(data) if isinstance(data, BaseModel) else json_text(data)
+    if redactor.may_hold_secrets(text):
+        if isinstance(data, BaseModel):
+            data = data.model_dump(mode="json", by_alias=True)
+        text = redactor.scrub(json_text(redact(data)))
+    write_text_atomic(path, text, durable=durable, scrub=masked_already)
     return text
+
+
+# Compact and ASCII, as pydantic's serializer writes JSON here (model_text); NaN and
+# infinities as Python's json writes and reads them.
+_compact = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def json_text(data: Any) -> str:
     """JSON as the results files are written: the top level's keys one a line, and a
     list of objects there one object a line (a combination, a case, a change), each
-    line by json's C encoder (indent= takes its Python path: seconds for a results.json
-    of 2,000 combinations)."""
+    line compact, by json's C encoder (indent= takes its Python path: seconds for a
+    results.json of 2,000 combinations)."""
     if not isinstance(data, dict):
-        return json.dumps(data) + "\n"
+        return _compact(data) + "\n"
     lines = []
     for key, value in data.items():
         if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            body = "[\n    " + ",\n    ".join(map(json.dumps, value)) + "\n  ]"
+            body = "[\n    " + ",\n    ".join(map(_compact, value)) + "\n  ]"
         else:
-            body = json.dumps(value)
-        lines.append(f"  {json.dumps(key)}: {body}")
+            body = _compact(value)
+        lines.append(f"  {_compact(key)}:{body}")
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def copy_json_atomic(source: Path, target: Path, redactor: JsonRedactor) -> None:
-    """A JSON file another run wrote (and this one has read and validated), written
-    here as it is, unless it may hold a secret: then re-encoded, masked value by value.
-    Not flushed one by one (merge)."""
-    text = source.read_text(encoding="utf-8")
-    if not redactor.may_hold_secrets(text):
-        write_text_atomic(target, text, durable=False, scrub=_as_it_is)
-        return
-    text = json_text(redact(json.loads(text)))
-    write_text_atomic(target, text, durable=False, scrub=redactor.scrub)
+def model_text(model: BaseModel, objects: Mapping[str, Sequence[str]] | None = None) -> str:
+    """``json_text(model.model_dump(mode="json", by_alias=True))``, each object of a
+    list of models written by pydantic's serializer (in Rust) instead of a dict built
+    and then walked in Python: a second saved on a results.json of 2,000 combinations.
+    The same JSON (a float may spell its exponent otherwise). ``objects``: a list
+    field's objects as JSON text already (one_line), in its order."""
+    objects = objects or {}
+    fields = type(model).model_fields
+    listed = {
+        name
+        for name, value in model
+        if isinstance(value, list) and value and all(isinstance(v, BaseModel) for v in value)
+    } | set(objects)
+    rest = model.model_dump(mode="json", by_alias=True, exclude=listed)
+    lines = []
+    for name, value in model:  # the fields in order, then what the file held besides
+        key = (fields[name].alias or name) if name in fields else name
+        if name in listed:
+            texts = objects.get(name) or [
+                item.model_dump_json(by_alias=True, ensure_ascii=True) for item in value
+            ]
+            body = "[\n    " + ",\n    ".join(texts) + "\n  ]" if texts else "[]"
+        else:
+            body = _compact(rest[key])
+        lines.append(f"  {_compact(key)}:{body}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def one_line(text: str) -> str:
+    """A JSON text on one line: json_text's layout of a combination becomes the line
+    results.json holds for it. (A line break inside a JSON string is escaped: one in
+    the text is whitespace between its tokens.)"""
+    if "\r" in text:
+        text = text.replace("\r", "")
+    return _NEWLINES.sub("", text.strip())
+
+
+_NEWLINES = re.compile(r"\n[\t\n ]*")  # a literal first: a fast search
+
+
+def write_json_text(path: Path, text: str, redactor: JsonRedactor) -> str:
+    """JSON text another run wrote (read and validated here), written as it is unless
+    it may hold a secret: then re-encoded, masked value by value; returns the text
+    written. Not flushed one by one (merge)."""
+    if redactor.may_hold_secrets(text):
+        text = redactor.scrub(json_text(redact(json.loads(text))))
+    write_text_atomic(path, text, durable=False, scrub=masked_already)
+    return text
 
 
 def write_combination(
@@ -127,7 +196,7 @@ def write_combination(
     redactor: JsonRedactor | None = None,
 ) -> Path:
     path = combination_path(results_dir, result.id)
-    write_json_atomic(path, result.model_dump(mode="json"), durable=durable, redactor=redactor)
+    write_json_atomic(path, result, durable=durable, redactor=redactor)
     return path
 
 
@@ -139,13 +208,20 @@ def combination_path(results_dir: Path, combination_id: str) -> Path:
 
 
 def read_combinations(results_dir: Path) -> dict[str, CombinationResult]:
-    out: dict[str, CombinationResult] = {}
+    return {cid: found for cid, (found, _text) in read_combination_files(results_dir).items()}
+
+
+def read_combination_files(results_dir: Path) -> dict[str, tuple[CombinationResult, str]]:
+    """combinations/<id>.json, each read once and validated: its result and its text."""
+    out: dict[str, tuple[CombinationResult, str]] = {}
     folder = results_dir / "combinations"
     if not folder.is_dir():
         return out
-    for path in sorted(folder.glob("*.json")):
-        combination = validate(CombinationResult, read_json(path), path)
-        out[combination.id] = combination
+    for name in sorted(n for n in os.listdir(folder) if n.endswith(".json")):
+        path = folder / name
+        data, text = read_json_text(path)
+        combination = validate(CombinationResult, data, path)
+        out[combination.id] = (combination, text)
     return out
 
 
@@ -253,13 +329,22 @@ class ResultsDir:
         shutil.rmtree(aside, ignore_errors=True)
 
     def merge(
-        self, run: RunInfo, order: list[str], found: dict[str, CombinationResult] | None = None
+        self,
+        run: RunInfo,
+        order: list[str],
+        found: dict[str, CombinationResult] | None = None,
+        lines: Mapping[str, str] | None = None,
     ) -> Results:
         """results.json from the per-combination files (``found``: what they hold, when
-        the caller has it already), in matrix order."""
+        the caller has it already), in matrix order. ``lines``: each combination's file
+        as one line (one_line), masked as it was written: results.json holds those
+        (when it has one for every combination), not scanned again."""
         found = read_combinations(self.path) if found is None else found
         position = {cid: i for i, cid in reversed(list(enumerate(order)))}
         ranked = sorted(found.values(), key=lambda c: (position.get(c.id, len(order)), c.id))
         results = Results(run=run, combinations=ranked)
-        write_json_atomic(self.path / "results.json", results.dump())
+        masked = None
+        if lines is not None and all(c.id in lines for c in ranked):
+            masked = {"combinations": [lines[c.id] for c in ranked]}
+        write_json_atomic(self.path / "results.json", results, masked=masked)
         return results

@@ -33,9 +33,11 @@ from repromatrix.redact import json_redactor
 from repromatrix.results.folder import (
     ResultsDir,
     combination_path,
-    copy_json_atomic,
+    one_line,
+    read_combination_files,
     read_combinations,
-    write_combination,
+    write_json_atomic,
+    write_json_text,
 )
 from repromatrix.results.schema import (
     SCHEMA_VERSION,
@@ -75,7 +77,7 @@ class Source:
     path: Path
     run: RunInfo | None
     combinations: dict[str, CombinationResult]
-    files: frozenset[str] = frozenset()  # the ids with a combinations/<id>.json here
+    texts: dict[str, str]  # combinations/<id>.json as read here (validated), by id
 
 
 def is_results_dir(path: Path) -> bool:
@@ -102,11 +104,11 @@ def find_results_dirs(path: Path) -> list[Path]:
 
 
 def read_source(path: Path) -> Source:
-    """A results directory's combinations (each file validated) and run. Its
-    results.json holds them again: only those without a file of their own are read
-    from it (combinations/<id>.json is the newer copy when both exist)."""
-    combinations = read_combinations(path)
-    files = frozenset(combinations)
+    """A results directory's combinations (each file read once and validated) and run.
+    Its results.json holds them again: only those without a file of their own are
+    validated from it (combinations/<id>.json is the newer copy when both exist)."""
+    files = read_combination_files(path)
+    combinations = {cid: combination for cid, (combination, _text) in files.items()}
     run = None
     if (path / "results.json").is_file():
         data = read_json(path / "results.json")
@@ -127,7 +129,8 @@ def read_source(path: Path) -> Source:
         run = results.run
         for combo in results.combinations:
             combinations.setdefault(combo.id, combo)
-    return Source(path=path, run=run, combinations=combinations, files=files)
+    texts = {cid: text for cid, (_combination, text) in files.items()}
+    return Source(path=path, run=run, combinations=combinations, texts=texts)
 
 
 def merge(
@@ -145,7 +148,7 @@ def merge(
             cid: (combo, target.path) for cid, combo in read_combinations(target.path).items()
         }
         incoming: set[str] = set()
-        files: dict[Path, frozenset[str]] = {source.path: source.files for source in read}
+        texts: dict[Path, dict[str, str]] = {source.path: source.texts for source in read}
         for source in read:
             for cid, combo in source.combinations.items():
                 if cid in chosen and _same(chosen[cid][0], combo):
@@ -164,25 +167,28 @@ def merge(
         # before it is done again from its sources.
         redactor = json_redactor()
         listed: dict[Path, dict] = {}  # each source's logs, listed once
+        lines: dict[str, str] = {}  # each file as written, masked: results.json's lines
         for cid in sorted(incoming):
             combo, origin = chosen[cid]
             if origin == target.path:
                 continue
-            if cid in files[origin]:  # read and validated: written as it is
-                copy_json_atomic(
-                    combination_path(origin, cid), combination_path(target.path, cid), redactor
-                )
+            path = combination_path(target.path, cid)
+            if cid in texts[origin]:  # read and validated: written as it is
+                written = write_json_text(path, texts[origin][cid], redactor)
             else:
-                write_combination(target.path, combo, durable=False, redactor=redactor)
+                written = write_json_atomic(path, combo, durable=False, redactor=redactor)
+            lines[cid] = one_line(written)
             _copy_logs(origin, target, cid, listed)
         for wanted in expected:
             if wanted.id not in chosen or chosen[wanted.id][0].status == CombinationStatus.LOST:
                 lost = wanted.lost()
-                write_combination(target.path, lost, durable=False, redactor=redactor)
+                path = combination_path(target.path, lost.id)
+                written = write_json_atomic(path, lost, durable=False, redactor=redactor)
+                lines[lost.id] = one_line(written)
                 chosen[wanted.id] = (lost, target.path)
         order = list(order) or [wanted.id for wanted in expected]
         found = {cid: combo for cid, (combo, _origin) in chosen.items()}
-        return target.merge(_merged_run(read), order, found)
+        return target.merge(_merged_run(read), order, found, lines)
 
 
 def _results_dirs(path: Path, tolerate_none: bool) -> list[Path]:

@@ -35,6 +35,7 @@ the stored traceback where a reader groups failures.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from datetime import datetime, timezone
@@ -52,11 +53,38 @@ SCHEMA_VERSION = 1
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 Direction = Literal["regressed", "fixed"]
+# A case against the baseline run (verdicts/judge.py).
+CaseChange = Literal["regressed", "fixed", "still-failing", "new"]
 
 
 class _Model(BaseModel):
     # validate_assignment: a word assigned later is checked like one read from a file.
-    model_config = ConfigDict(extra="allow", populate_by_name=True, validate_assignment=True)
+    # ser_json_inf_nan: an infinite number (read from a file) written back as Python's
+    # json reads it, never as a null the schema would refuse.
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        validate_assignment=True,
+        ser_json_inf_nan="constants",
+    )
+
+
+def set_fields(model: BaseModel, **values: Any) -> None:
+    """Set declared fields of ``model`` as a model without validate_assignment does:
+    for the judge's hot loop (2,000 combinations x their cases), whose values are the
+    vocabulary's own enums and the models it built. What a file holds is validated
+    when it is read, and an assignment anywhere else is still validated; a name that
+    is not a field of the model is refused here too."""
+    if not _field_names(type(model)).issuperset(values):  # no set built when all are fields
+        unknown = sorted(values.keys() - _field_names(type(model)))
+        raise AttributeError(f"{type(model).__name__} has no field {unknown[0]!r}")
+    model.__dict__.update(values)
+    model.__pydantic_fields_set__.update(values)
+
+
+@functools.cache
+def _field_names(model: type[BaseModel]) -> frozenset[str]:
+    return frozenset(model.model_fields)
 
 
 class Transition(_Model):
@@ -116,7 +144,7 @@ class CaseResult(_Model):
     attempts: list[CaseOutcome] = []  # the outcome of each run, the first included
     known_issue: dict[str, Any] | None = None
     # Against the baseline run; None without one.
-    change: Literal["regressed", "fixed", "still-failing", "new"] | None = None
+    change: CaseChange | None = None
     baseline_status: CaseStatus | None = None
     transitions: list[Transition] = []  # nearest first; the first is the one reported
     # Kept from an earlier run by a run of only some cases of this combination
@@ -246,8 +274,15 @@ MAX_DEPTH = 64
 
 
 def read_json(path: Path) -> Any:
+    return read_json_text(path)[0]
+
+
+def read_json_text(path: Path) -> tuple[Any, str]:
+    """A JSON file's data, its nesting bounded, and its text: read once (a merge
+    writes the text it validated as it is)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_bytes().decode("utf-8")
+        data = json.loads(text)
     except json.JSONDecodeError as err:
         raise UserError(f"{path}:{err.lineno}: not valid JSON ({err.msg})") from None
     except UnicodeDecodeError as err:
@@ -256,24 +291,41 @@ def read_json(path: Path) -> Any:
         raise UserError(f"{path}: nested more than {MAX_DEPTH} deep") from None
     except OSError as err:
         raise UserError(f"{path}: cannot read ({err.strerror})") from None
-    _check_depth(data, path)
-    return data
+    check_depth(data, path)
+    return data, text
 
 
-def _check_depth(data: Any, path: Path) -> None:
-    # Containers only, with their depth and the first keys of their path (all the
-    # message shows): a results.json of 2,000 combinations holds a million scalars.
-    if not isinstance(data, (dict, list)):
-        return
-    stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(data, 0, ())]
-    while stack:
-        value, depth, where = stack.pop()
+_CONTAINERS = (dict, list)  # what json.loads nests (never a subclass)
+
+
+def check_depth(data: Any, path: Path, where: tuple[str | int, ...] = ()) -> None:
+    """No container of ``data`` (found at ``where`` in the file) more than MAX_DEPTH
+    below the file's top. A level at a time, each by a comprehension: a results.json of
+    2,000 combinations holds a million values, most of them not containers."""
+    level = [data] if data.__class__ in _CONTAINERS else []
+    depth = len(where)
+    while level:
         if depth > MAX_DEPTH:
-            raise UserError(f"{path}: {key_path(where)}...: nested more than {MAX_DEPTH} deep")
+            _name_too_deep(data, path, where)
+        below: list[Any] = []
+        for value in level:
+            items = value.values() if value.__class__ is dict else value
+            below += [child for child in items if child.__class__ in _CONTAINERS]
+        level, depth = below, depth + 1
+
+
+def _name_too_deep(data: Any, path: Path, where: tuple[str | int, ...]) -> None:
+    # Only for a file refused: the walk again, keeping the first keys of each
+    # container's path (all the message shows).
+    stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(data, len(where), where)]
+    while stack:
+        value, depth, at = stack.pop()
+        if depth > MAX_DEPTH:
+            raise UserError(f"{path}: {key_path(at)}...: nested more than {MAX_DEPTH} deep")
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, child in items:
-            if isinstance(child, (dict, list)):
-                stack.append((child, depth + 1, (*where, key) if depth < 4 else where))
+            if isinstance(child, _CONTAINERS):
+                stack.append((child, depth + 1, (*at, key) if depth < 4 else at))
 
 
 def validate(model: type[BaseModel], data: Any, path: Path) -> Any:

@@ -46,20 +46,24 @@ from repromatrix.outcomes import (
 )
 from repromatrix.redact import portable_path
 from repromatrix.results import (
+    CaseChange,
     CaseResult,
     Change,
     CombinationResult,
     Results,
     Summary,
     Transition,
+    set_fields,
 )
 from repromatrix.verdicts.knownissues import KnownIssue, Registry
 from repromatrix.verdicts.transitions import (
     Neighbours,
     baseline_transition,
     changed_packages,
+    changed_sources,
     outcome_in,
     raw_outcome,
+    source_change_text,
 )
 
 PASSED = CaseOutcome.PASSED
@@ -121,18 +125,20 @@ def judge(
     for combination in results.combinations:
         previous = before.get(combination.id)
         for case in combination.cases:
-            _compare_with_baseline(case, previous, has_baseline=baseline is not None)
+            change, then = _compare_with_baseline(case, previous, has_baseline=baseline is not None)
             transitions: list[Transition] = []
-            if raw_outcome(case) in FAILURES:
-                if case.change == "regressed" and previous is not None:
+            if case.outcome in FAILURES:
+                if change == "regressed" and previous is not None:
                     moved = baseline_transition(combination, previous, case.id)
                     transitions += [moved] if moved else []
                 transitions += neighbours.transitions(combination, case.id)
-            case.transitions = transitions
-        combination.verdict, combination.verdict_reason = _verdict(combination)
+            # The judge's own values (enums, models it built): set, not validated again.
+            set_fields(case, change=change, baseline_status=then, transitions=transitions)
+        verdict, reason = _verdict(combination)
+        set_fields(combination, verdict=verdict, verdict_reason=reason)
 
-    results.regressions, results.fixed = _changes(results, baseline, before)
-    results.summary = Summary(
+    regressions, fixed = _changes(results, baseline, before)
+    summary = Summary(
         verdicts=_ordered_counts((c.verdict or "" for c in results.combinations), VERDICTS),
         statuses=_ordered_counts(
             (case.status for c in results.combinations for case in c.cases), CASE_STATUSES
@@ -145,39 +151,45 @@ def judge(
         ),
         known_issues=portable_path(registry.source) if registry.source else None,
     )
+    set_fields(results, regressions=regressions, fixed=fixed, summary=summary)
     return results
+
+
+# A raw outcome as a case status (the same word).
+_AS_STATUS = {outcome: CaseStatus(outcome.value) for outcome in CaseOutcome}
 
 
 def _apply_known_issue(case: CaseResult, match: Callable[[str], KnownIssue | None]) -> None:
     outcome = raw_outcome(case)
-    case.outcome = outcome
-    case.status, case.known_issue = outcome, None
-    if outcome not in FAILURES and outcome != PASSED:
-        return  # skipped and flaky say nothing about a known bug
-    issue = match(case.id)
-    if issue is not None:
-        case.status = CaseStatus.KNOWN_BROKEN if outcome in FAILURES else CaseStatus.POSSIBLY_FIXED
-        case.known_issue = issue.describe()
+    status, known_issue = _AS_STATUS[outcome], None
+    # skipped and flaky say nothing about a known bug
+    if outcome in FAILURES or outcome == PASSED:
+        issue = match(case.id)
+        if issue is not None:
+            status = CaseStatus.KNOWN_BROKEN if outcome in FAILURES else CaseStatus.POSSIBLY_FIXED
+            known_issue = issue.describe()
+    set_fields(case, outcome=outcome, status=status, known_issue=known_issue)
 
 
 def _compare_with_baseline(
     case: CaseResult, previous: CombinationResult | None, *, has_baseline: bool
-) -> None:
-    case.change, case.baseline_status = None, None
+) -> tuple[CaseChange | None, CaseStatus | None]:
+    """The case's change against the baseline run, and its status there."""
     if not has_baseline:
-        return
+        return None, None
     then = outcome_in(previous, case.id) if previous is not None else None
-    now = raw_outcome(case)
-    case.baseline_status = then
+    now = case.outcome
+    change: CaseChange | None = None
     if now in FAILURES:
         if then == PASSED:
-            case.change = "regressed"
+            change = "regressed"
         elif then in FAILURES:
-            case.change = "still-failing"
+            change = "still-failing"
         else:
-            case.change = "new"
+            change = "new"
     elif now == PASSED and then in FAILURES:
-        case.change = "fixed"
+        change = "fixed"
+    return change, _AS_STATUS[then] if then is not None else None
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -303,31 +315,16 @@ def _changes(
                 else:
                     text = f"{step.text}; passes in {step.good_combination}" if step else ""
                     source = "neighbour"
-                regressions.append(
-                    Change(
-                        combination=combination.id,
-                        case=case.id,
-                        source=source,
-                        text=text,
-                        transition=step,
-                        repro=repro,
-                    )
-                )
+                where = {"combination": combination.id, "case": case.id, "repro": repro}
+                regressions.append(Change(**where, source=source, text=text, transition=step))
             elif is_fixed(case):
                 if case.change == "fixed":
                     text, source = f"{case.baseline_status} in {since}, passes now", "baseline"
                 else:
                     link = (case.known_issue or {}).get("link", "")
                     text, source = f"passes inside the known-issue range of {link}", "known-issue"
-                fixed.append(
-                    Change(
-                        combination=combination.id,
-                        case=case.id,
-                        source=source,
-                        text=text,
-                        repro=repro,
-                    )
-                )
+                where = {"combination": combination.id, "case": case.id, "repro": repro}
+                fixed.append(Change(**where, source=source, text=text))
     return regressions, fixed
 
 
@@ -335,10 +332,16 @@ def _moved_text(combination: CombinationResult, previous: CombinationResult | No
     if previous is None:
         return ""
     moved = changed_packages(combination, previous)
-    if not moved:
+    sources = changed_sources(combination, previous)
+    if not moved and not sources:
         return "; same versions as then (look at the cases, the host or the build)"
-    steps = ", ".join(f"{p} {a or '-'} -> {b or '-'}" for p, (a, b) in moved.items())
-    return f"; since then: {steps}"
+    said = []
+    if moved:
+        steps = ", ".join(f"{p} {a or '-'} -> {b or '-'}" for p, (a, b) in moved.items())
+        said.append(f"since then: {steps}")
+    if sources:
+        said.append(source_change_text(sources))
+    return "; " + "; ".join(said)
 
 
 def _ordered_counts(values: Iterable[str], order: tuple[str, ...]) -> dict[str, int]:

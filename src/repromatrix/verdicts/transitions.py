@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
+from repromatrix.environment.source_tree import SourceTree, changed_text
 from repromatrix.matrix.pins import Pin, PinKind, parse_pin, pin_text
 from repromatrix.outcomes import COLLECTION_ID, FAILURES, CaseOutcome, CombinationStatus
 from repromatrix.outcomes import raw_outcome as outcome_of_status
@@ -23,8 +24,11 @@ PASSED = CaseOutcome.PASSED
 
 def raw_outcome(case: CaseResult) -> str:
     """What the run saw, before verdicts (older files may only have ``status``)."""
-    if case.outcome:
-        return CaseOutcome(case.outcome)
+    outcome = case.outcome
+    if outcome.__class__ is CaseOutcome:  # as read and as judged: no lookup
+        return outcome  # type: ignore[return-value]
+    if outcome:
+        return CaseOutcome(outcome)
     return outcome_of_status(case.status)
 
 
@@ -132,11 +136,11 @@ def transition(
     source: str,
     good_combination: str,
     bad_combination: str,
+    holding: tuple[dict[str, str], list[str]] | None = None,
 ) -> Transition:
     """The step of ``package`` from ``good`` to ``bad``, the others held as the failing
-    ``combination`` had them."""
-    held = _held(combination, package)
-    pins = held_pins(combination, package)
+    ``combination`` had them (``holding``: its _held and held_pins, when known)."""
+    held, pins = holding or (_held(combination, package), held_pins(combination, package))
     low, high = (good, bad) if direction == "regressed" else (bad, good)
     others = ", ".join(f"{name} {version}" for name, version in held.items())
     text = f"{direction} between {package} {low} and {high}" + (f" ({others})" if others else "")
@@ -185,7 +189,12 @@ def bisect_command(
     for pin in pins:
         parts += ["--pin", pin]
     parts += ["--case", case_id]
-    return shlex.join(parts)
+    return " ".join(map(_quoted, parts))  # shlex.join
+
+
+# shlex.quote, remembered: a large matrix's bisect commands are made of the same few
+# hundred words (versions, pins, case ids).
+_quoted = functools.lru_cache(maxsize=8192)(shlex.quote)
 
 
 def baseline_transition(
@@ -195,6 +204,8 @@ def baseline_transition(
     the step it took."""
     moved = changed_packages(combination, previous)
     if len(moved) != 1 or combination.environment.python != previous.environment.python:
+        return None
+    if changed_sources(combination, previous):  # two things moved: no one step to blame
         return None
     package, (old, new) = next(iter(moved.items()))
     if old is None or new is None:
@@ -225,6 +236,31 @@ def changed_packages(
     return out
 
 
+def changed_sources(
+    combination: CombinationResult, previous: CombinationResult
+) -> dict[str, tuple[SourceTree, SourceTree]]:
+    """package -> (then, now) for the packages built from a folder whose source moved
+    (an edit or a commit: the version alone stays the same)."""
+    then, now = previous.environment.sources, combination.environment.sources
+    out = {}
+    for package in now.keys() & then.keys():
+        old = SourceTree.of_record(package, then[package])
+        new = SourceTree.of_record(package, now[package])
+        if old.digest != new.digest:
+            out[package] = (old, new)
+    return dict(sorted(out.items()))
+
+
+def source_change_text(changed: dict[str, tuple[SourceTree, SourceTree]]) -> str:
+    """``your source changed: abc1234 -> def5678 + edits`` (each package named where
+    more than one is built from a folder)."""
+    if len(changed) == 1:
+        [(old, new)] = changed.values()
+        return f"your source changed: {changed_text(old, new)}"
+    steps = ", ".join(f"{p} {changed_text(old, new)}" for p, (old, new) in changed.items())
+    return f"your source changed: {steps}"
+
+
 def _first_passing(combination: CombinationResult) -> str:
     return next((c.id for c in combination.cases if raw_outcome(c) == PASSED), "")
 
@@ -252,10 +288,12 @@ class Neighbours:
             self.combinations[combination.id] = combination
             self.outcomes[combination.id] = {c.id: raw_outcome(c) for c in combination.cases}
             keys = self.keys[combination.id] = {}
-            for package in signature:
-                version = _version(signature[package])
+            ordered = sorted(signature.items())  # once: each group's key leaves one out
+            where = (combination.environment.python, combination.device)
+            for i, (package, resolved) in enumerate(ordered):
+                version = _version(resolved)
                 if version is not None:
-                    key = keys[package] = self._key(combination, signature, package)
+                    key = keys[package] = (*where, package, (*ordered[:i], *ordered[i + 1 :]))
                     members[key].append((version, combination))
         self.groups = {}
         for key, found in members.items():
@@ -269,22 +307,19 @@ class Neighbours:
                 position={m.id: i for i, (_, m) in enumerate(found)},
             )
         self._scans: dict[tuple, _Scan] = {}
-
-    @staticmethod
-    def _key(combination: CombinationResult, signature: dict, package: str) -> tuple:
-        rest = tuple(sorted((p, v) for p, v in signature.items() if p != package))
-        return (combination.environment.python, combination.device, package, rest)
-
-    def _outcome(self, combination: CombinationResult, case_id: str) -> str | None:
-        if case_id == COLLECTION_ID:
-            return outcome_in(combination, case_id)
-        return self.outcomes[combination.id].get(case_id)
+        # (combination, package) -> what a step of that package holds: asked once per
+        # failing case of the combination.
+        self._holding: dict[tuple[str, str], tuple[dict[str, str], list[str]]] = {}
 
     def _scan(self, key: tuple, case_id: str) -> _Scan:
         scan = self._scans.get((key, case_id))
         if scan is None:
             group = self.groups[key]
-            outcomes = [self._outcome(m, case_id) for m in group.members]
+            if case_id == COLLECTION_ID:
+                outcomes = [outcome_in(m, case_id) for m in group.members]
+            else:
+                seen = self.outcomes
+                outcomes = [seen[m.id].get(case_id) for m in group.members]
             scan = _Scan.of(outcomes)
             self._scans[(key, case_id)] = scan
         return scan
@@ -338,6 +373,10 @@ class Neighbours:
     ) -> Transition:
         good, bad = group.members[good_index], group.members[bad_index]
         bisect_case = case_id if case_id != COLLECTION_ID else _first_passing(good)
+        holding = self._holding.get((combination.id, package))
+        if holding is None:
+            holding = _held(combination, package), held_pins(combination, package)
+            self._holding[(combination.id, package)] = holding
         return transition(
             direction=direction,
             package=package,
@@ -348,6 +387,7 @@ class Neighbours:
             source="neighbour",
             good_combination=good.id,
             bad_combination=bad.id,
+            holding=holding,  # copied by the model's validation
         )
 
 
@@ -371,20 +411,25 @@ class _Scan:
 
     @classmethod
     def of(cls, outcomes: list[str | None]) -> _Scan:
-        def nearest(wanted, indices) -> list[int | None]:
-            out: list[int | None] = [None] * len(outcomes)
-            last = None
-            for i in indices:
-                out[i] = last
-                if wanted(outcomes[i]):
-                    last = i
-            return out
-
+        # Each outcome classified once, then four plain passes (no call per member:
+        # a matrix of 2,000 scans thousands of groups).
+        passes = [o == PASSED for o in outcomes]
+        fails = [o in FAILURES for o in outcomes]
         forward, backward = range(len(outcomes)), range(len(outcomes) - 1, -1, -1)
-        passes, fails = (lambda o: o == PASSED), (lambda o: o in FAILURES)
         return cls(
-            pass_below=nearest(passes, forward),
-            pass_above=nearest(passes, backward),
-            fail_below=nearest(fails, forward),
-            fail_above=nearest(fails, backward),
+            pass_below=_nearest(passes, forward),
+            pass_above=_nearest(passes, backward),
+            fail_below=_nearest(fails, forward),
+            fail_above=_nearest(fails, backward),
         )
+
+
+def _nearest(wanted: list[bool], indices: range) -> list[int | None]:
+    """For each index, the last index before it (in ``indices``' order) that is wanted."""
+    out: list[int | None] = [None] * len(wanted)
+    last = None
+    for i in indices:
+        out[i] = last
+        if wanted[i]:
+            last = i
+    return out

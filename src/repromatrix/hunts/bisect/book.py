@@ -27,6 +27,7 @@ from repromatrix.hunts.bisect.report import (
 )
 from repromatrix.hunts.bisect.report import write as write_report
 from repromatrix.hunts.rerun import note_refusal, refusal_line
+from repromatrix.hunts.sources import note_sources
 from repromatrix.matrix import DEFAULT_PACKAGES
 from repromatrix.names import canonicalize_name
 from repromatrix.probe.observation import BuiltCell, Observation
@@ -77,6 +78,7 @@ def add_step(record: BisectRecord, step: Step) -> None:
     """One finished step into the record, with what its as-of stack said."""
     observation: Observation = step.observation  # type: ignore[assignment]
     record.steps.append(_step_record(step, record.package))
+    note_sources(record.sources, record.sources_changed, observation)
     travel = observation.travel
     if travel is not None:
         record.as_of["dates"][str(step.candidate)] = travel.cutoff

@@ -26,6 +26,7 @@ from repromatrix import procs
 from repromatrix.github.markdown import code_block, details, table_cell
 from repromatrix.hunts.release_record import ReleaseRecord
 from repromatrix.hunts.rerun import refusal_line
+from repromatrix.hunts.sources import source_lines
 from repromatrix.redact import redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
 
@@ -82,6 +83,10 @@ class BisectRecord(BaseModel):
     #  "notes": [why a candidate got today's stack]}
     as_of: dict[str, Any] = {}
     commits: dict[str, Any] = {}  # the commit bisect: repository, refs, steps, answer
+    # The tree of each package built from a folder (hunts/sources.py), and how it
+    # moved while the hunt ran.
+    sources: dict[str, dict[str, Any]] = {}
+    sources_changed: list[str] = []
 
     @property
     def first(self) -> str | None:
@@ -216,6 +221,7 @@ def markdown(record: BisectRecord, *, script_text: str | None = None) -> str:
         + (", pre-releases included" if record.pre else "")
         + ")"
     )
+    lines += source_lines(record.sources, record.sources_changed)
     releases = (record.commits or {}).get("releases") or {}
     if record.mode != "releases" and releases:
         first = releases.get(f"first_{record.first_word}")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from repromatrix.environment import IndexSettings
 from repromatrix.hunts.hunt import Hunt, Voice, took_by_cell
+from repromatrix.hunts.sources import source_words
 from repromatrix.matrix.cell import CellSpec
 from repromatrix.matrix.pins import Pin, PinKind, pin_text, pins_text
 from repromatrix.outcomes import ProbeOutcome
@@ -77,7 +78,7 @@ def run(plan: Plan, prober: Prober, voice: Voice) -> tuple[Observation, int]:
     when = f" (rest of the stack as of {travel.cutoff})" if travel and travel.cutoff else ""
     voice.say(
         f"{observation.outcome.value}: {plan.probe.label} with {pins_text(pins)}{when} "
-        f"({observation.detail}, {observation.seconds:.1f}s)"
+        f"({observation.detail}, {observation.seconds:.1f}s){source_words(observation)}"
     )
     return observation, EXIT_CODES[observation.outcome]
 

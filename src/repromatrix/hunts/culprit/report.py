@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repromatrix.github.markdown import code_block, table_cell
 from repromatrix.hunts.bisect.report import duration
+from repromatrix.hunts.sources import source_lines
 from repromatrix.redact import redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
 
@@ -70,6 +71,10 @@ class CulpritRecord(BaseModel):
     index: dict[str, Any] = {}  # where the cells resolved from (credentials masked)
     command: str = ""
     repromatrix: str = ""
+    # The tree of each package built from a folder (hunts/sources.py), and how it
+    # moved while the hunt ran.
+    sources: dict[str, dict[str, Any]] = {}
+    sources_changed: list[str] = []
 
 
 def verdict_line(record: CulpritRecord) -> str:
@@ -117,6 +122,8 @@ def markdown(record: CulpritRecord) -> str:
         f"the locks; {record.runs} cell runs (at most {record.most_runs} with one culprit "
         "and no skips).",
         "",
+        *source_lines(record.sources, record.sources_changed),
+        *([""] if record.sources else []),
         "<details><summary>Cell runs</summary>",
         "",
         "| # | role | changes applied | outcome | seconds | detail |",

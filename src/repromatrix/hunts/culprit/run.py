@@ -33,6 +33,7 @@ from repromatrix.hunts.culprit.report import CulpritRecord, CulpritStep, verdict
 from repromatrix.hunts.culprit.report import write as write_report
 from repromatrix.hunts.hunt import Hunt, Voice, run_hunt, took_by_cell
 from repromatrix.hunts.rerun import reproducible
+from repromatrix.hunts.sources import note_sources
 from repromatrix.matrix.pins import Pin, PinKind
 from repromatrix.outcomes import ProbeOutcome
 from repromatrix.probe.prober import Prober
@@ -113,6 +114,8 @@ def run(
             cell = replace(options.cell, pins=pins)
             trial = ProbeTrial(probe, cell, checked.index, folder / "steps", f"step-{step:02d}")
             observation = prober(trial)
+            with lock:
+                note_sources(record.sources, record.sources_changed, observation)
             failure = observation.failure
             if failure is not None and failure.stage == "resolve":
                 return Trial(Outcome.UNRESOLVABLE, failure.message.strip(), observation.seconds)

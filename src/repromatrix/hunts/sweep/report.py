@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from repromatrix.github.markdown import code_block, table_cell
 from repromatrix.hunts.release_record import ReleaseRecord
 from repromatrix.hunts.rerun import refusal_line
+from repromatrix.hunts.sources import source_lines
 from repromatrix.redact import URL_CREDENTIALS, redact, redact_text
 from repromatrix.results import write_json_atomic, write_text_atomic
 from repromatrix.search.ranges import Range, Transition
@@ -77,6 +78,10 @@ class SweepRecord(BaseModel):
     probe: dict[str, Any] = {}
     index: dict[str, Any] = {}
     as_of: str | None = None  # --as-of as given: a package, a date; None: today's stack
+    # The tree of each package built from a folder (hunts/sources.py), and how it
+    # moved while the hunt ran.
+    sources: dict[str, dict[str, Any]] = {}
+    sources_changed: list[str] = []
     # Releases the date cap kept from installing: {packages, candidates, rerun}.
     as_of_refused: dict[str, Any] | None = None
     python: str | None = None
@@ -140,6 +145,8 @@ def markdown(record: SweepRecord, script_text: str | None = None) -> str:
         + (f", other pins: `{' '.join(record.pins)}`" if record.pins else "")
         + _as_of_words(record),
     ]
+    if record.sources:
+        lines += ["", *source_lines(record.sources, record.sources_changed)]
     if record.as_of_refused and record.as_of_refused.get("rerun"):
         lines += ["", f"> **Date cap:** {refusal_line(record.as_of_refused, 'release', '`')}"]
     if record.status != "done":
@@ -218,11 +225,16 @@ def reproducer(
     cpu_packages: tuple[str, ...] = (),
     header: str = "",
     folders: dict[str, str] | None = None,
+    package_indexes: dict[str, str] | None = None,
 ) -> str:
     """A PEP 723 script: ``dependencies`` with the exact pins, ``[tool.uv]`` with the
     index settings (no credentials: uv takes them from its keyring / netrc / env),
     exclude-newer when the sweep ran as of a date, ``cpu_packages`` (torch, ...) from
-    the PyTorch CPU index, then the probe's code."""
+    the PyTorch CPU index and each of ``package_indexes`` from its own (explicit
+    indexes), then the probe's code."""
+    sourced = {name: (PYTORCH_CPU_INDEX_NAME, PYTORCH_CPU_INDEX) for name in cpu_packages}
+    sourced |= {name: (f"{name}-index", url) for name, url in (package_indexes or {}).items()}
+    explicit = dict(sourced.values())
     lines = ["# /// script"]
     if python:
         lines.append(f'# requires-python = ">={python}"')
@@ -242,26 +254,26 @@ def reproducer(
             f"{_toml_string(k)} = {_toml_string(v)}" for k, v in exclude_newer.items()
         )
         uv.append(f"# exclude-newer-package = {{ {table} }}")
-    if uv or cpu_packages:
+    if uv or sourced:
         lines += ["# [tool.uv]", *uv]
-    if cpu_packages:
+    for name, url in explicit.items():
         # An explicit index serves only the packages whose source names it.
         lines += [
             "#",
             "# [[tool.uv.index]]",
-            f"# name = {_toml_string(PYTORCH_CPU_INDEX_NAME)}",
-            f"# url = {_toml_string(PYTORCH_CPU_INDEX)}",
+            f"# name = {_toml_string(name)}",
+            f"# url = {_toml_string(url)}",
             "# explicit = true",
         ]
-    if cpu_packages or folders:
-        # A package built from a folder: its path relative to this script (uv reads a
-        # script's path sources from where the script is, whatever the working folder).
+    if sourced or folders:
+        # A package built from a folder: its absolute path (a relative one is read from
+        # where the script is: a copy of it elsewhere would point at another folder).
         lines += [
             "#",
             "# [tool.uv.sources]",
             *(
-                f"# {name} = {{ index = {_toml_string(PYTORCH_CPU_INDEX_NAME)} }}"
-                for name in cpu_packages
+                f"# {name} = {{ index = {_toml_string(index)} }}"
+                for name, (index, _) in sourced.items()
             ),
             *(
                 f"# {name} = {{ path = {_toml_string(path)} }}"

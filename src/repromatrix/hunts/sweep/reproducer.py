@@ -13,11 +13,11 @@ and exits as a script probe does: 0 passed, 125 skipped, 1 failed.
 from __future__ import annotations
 
 import ast
-import os
 import re
 from importlib import resources
 from pathlib import Path
 
+from repromatrix.environment.source_tree import SourceTree
 from repromatrix.hunts.sweep.options import Plan, SweepOptions
 from repromatrix.hunts.sweep.report import (
     ResultRecord,
@@ -52,10 +52,10 @@ def reproducer_for(
     for pin in options.pins:
         if pin.kind is PinKind.ABSENT:
             continue
-        if pin.kind is PinKind.PATH:  # built from its folder, found from this script's
+        if pin.kind is PinKind.PATH:  # built from its folder, wherever the script is run
             requirements.append(pin.package)
-            folders[pin.package] = os.path.relpath(pin.location, checked.folder.resolve())
-            notes.append(f"{pin.package}: built from {pin.spec}, as the sweep ran (its tree now)")
+            folders[pin.package] = pin.location.as_posix()
+            notes += folder_notes(pin.package, pin.location, record.sources.get(pin.package))
             continue
         if pin.kind is PinKind.EXACT:
             requirements.append(f"{pin.package}=={pin.spec}")
@@ -73,6 +73,17 @@ def reproducer_for(
             requirements.append(f"{name}=={version}")
             notes.append(f"{name} {version}: the CPU build, as the sweep ran")
     index, local = portable_index([(s.kind, s.location) for s in sources(checked.index)])
+    package_indexes: dict[str, str] = {}  # each package's own index (package_indexes)
+    for package, url in checked.index.package_indexes:
+        if package not in named | set(cpu_builds):
+            continue
+        if url.startswith("file:") or "://" not in url:
+            folder = url.rstrip("/").rsplit("/", 1)[-1]
+            local.append(
+                f"this sweep took {package} from a local index ({folder}); point uv at yours"
+            )
+        else:
+            package_indexes[package] = URL_CREDENTIALS.sub("://", url)
     header = "\n".join(
         [
             f"repromatrix sweep: {checked.package} {result.version} was bad"
@@ -97,7 +108,18 @@ def reproducer_for(
         cpu_packages=tuple(cpu_builds),
         header=header + "\n",
         folders=folders,
+        package_indexes=package_indexes,
     )
+
+
+def folder_notes(package: str, folder: Path, tree: dict | None) -> list[str]:
+    """What the header says of a package built from a folder: which tree the sweep
+    tested, and how to build another copy (the path is this machine's)."""
+    tested = f" (the sweep tested {SourceTree.of_record(package, tree).short()})" if tree else ""
+    return [
+        f"{package}: built from {folder.as_posix()}, as it is when you run this{tested}.",
+        f"Elsewhere: set {package}'s path under [tool.uv.sources] above to your copy of it.",
+    ]
 
 
 def cpu_torch(resolved: dict[str, str], on_cpu: bool) -> dict[str, str]:

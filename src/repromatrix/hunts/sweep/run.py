@@ -38,6 +38,7 @@ from repromatrix.hunts.rerun import (
     reproducible,
     rerun_command,
 )
+from repromatrix.hunts.sources import note_sources
 from repromatrix.hunts.sweep.options import (
     Plan,
     SweepOptions,
@@ -130,6 +131,7 @@ def run(
             for done, observation in finished:
                 result = _result(done.name, observation, checked.package)
                 record.results.append(result)
+                note_sources(record.sources, record.sources_changed, observation)
                 record.results.sort(key=lambda r: Version(r.version))
                 _conclude(record)
                 save()
