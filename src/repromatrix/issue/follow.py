@@ -271,17 +271,8 @@ def _into_commits(tonight: Tonight, found: Named, passes: bool) -> None:
         git=url, probe=tonight.probe, cell=tonight.cell(others, without=package),
         index=tonight.index, out=tonight.out / "commits",
     )  # fmt: skip
-    try:
-        record = _bisect(options, tonight.budget)
-    except UserError as err:
-        found.note = _not_started("commit bisect", err)
-        return
-    found.commits = int(record.commits.get("count") or 0)
-    first = record.commits.get("first")
-    if record.status == "found" and isinstance(first, dict):
-        found.commit = _commit(first)
-    else:
-        found.note = f"the commit bisect did not conclude: {one_line(record.verdict, 300)}"
+    found.commit, found.commits, note = _commit_bisect(options, tonight.budget)
+    found.note = note or found.note
 
 
 def main_branch(tonight: Tonight, package: str, released: str | None) -> OnMain:
@@ -321,17 +312,23 @@ def main_branch(tonight: Tonight, package: str, released: str | None) -> OnMain:
         git=url, probe=tonight.probe, cell=tonight.cell(tonight.versions, without=package),
         index=tonight.index, out=tonight.out / "main",
     )  # fmt: skip
+    on_main.since, _count, note = _commit_bisect(options, tonight.budget)
+    on_main.note = note or on_main.note
+    return on_main
+
+
+def _commit_bisect(options: BisectOptions, budget: Budget) -> tuple[Commit | None, int, str]:
+    """A bisect over commits: the first commit it found, the commits searched, and
+    in words why none was found ("" when one was)."""
     try:
-        record = _bisect(options, tonight.budget)
+        record = _bisect(options, budget)
     except UserError as err:
-        on_main.note = _not_started("commit bisect", err)
-        return on_main
+        return None, 0, _not_started("commit bisect", err)
+    count = int(record.commits.get("count") or 0)
     first = record.commits.get("first")
     if record.status == "found" and isinstance(first, dict):
-        on_main.since = _commit(first)
-    else:
-        on_main.note = f"the commit bisect did not conclude: {one_line(record.verdict, 300)}"
-    return on_main
+        return _commit(first), count, ""
+    return None, count, f"the commit bisect did not conclude: {one_line(record.verdict, 300)}"
 
 
 def repository(tonight: Tonight, package: str) -> str | None:
