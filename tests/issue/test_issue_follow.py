@@ -158,6 +158,7 @@ def test_a_flip_from_a_release_the_index_lacks_is_confirmed_and_said_unnamed(
     named = result.named
     assert named is not None and (named.how, named.release, named.commit) == ("bisect", None, None)
     assert named.note.startswith("the bisect could not start: ") and "0.9" in named.note
+    assert str(tmp_path) not in named.note and "<local>/" in named.note  # no runner path
     assert len(prober.trials) == 2  # the reruns, no probe of the refused hunt
     assert "confirmed: good in 3 of 3 runs" in result.markdown
 

@@ -25,6 +25,7 @@ into the answer folder (``named/``, ``commits/``, ``main/``): the run's artifact
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -353,8 +354,14 @@ def _commit(found: dict) -> Commit:
 
 
 def _not_started(hunt: str, err: UserError) -> str:
-    """A hunt its plan refused (bad input is one line): said, and the flip still is."""
-    return f"the {hunt} could not start: {one_line(redact_text(str(err)), 300)}"
+    """A hunt its plan refused (bad input is one line): said, and the flip still is; a
+    folder of the runner (a find-links wheelhouse) as ``<local>/NAME``, as reports say."""
+    said = _MACHINE_PATH.sub(r"<local>/\1", redact_text(str(err)))
+    return f"the {hunt} could not start: {one_line(said, 300)}"
+
+
+# An absolute path of this machine: its last part is kept (what it names), not where it is.
+_MACHINE_PATH = re.compile(r"(?<![\w<>.~/:])/(?:[\w.+@-]+/)*([\w.+@-]+)/?")
 
 
 def _said(found: Named) -> str:
