@@ -193,7 +193,7 @@ UNIT = (
 def tests_unit(session: nox.Session) -> None:
     """The sub-minute loop: the pure parts' tests (no cell, no subprocess, no browser)."""
     session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "test"), silent=True)
-    session.run("pytest", "-n", "auto", "-m", FAST, *(session.posargs or UNIT))
+    session.run("pytest", "-n", "auto", "-m", f"{FAST} and not heavy", *(session.posargs or UNIT))
 
 
 @nox.session(name="nightly-dry-run")

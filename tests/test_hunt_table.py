@@ -14,7 +14,7 @@ import pytest
 from repromatrix.cli.app import COMMAND_GROUPS
 from repromatrix.hunt_table import HUNT_NAMES, HUNTS
 from repromatrix.hunts.hunt import Hunt
-from repromatrix.issue.command import HUNT_KINDS, KINDS
+from repromatrix.issue.command import HUNT_KINDS, KINDS, WORDS
 from repromatrix.issue.offered import offer
 from repromatrix.issue.plan import JOB_KINDS
 from repromatrix.matrix.model import RESERVED_IDS
@@ -58,7 +58,7 @@ def test_every_reader_offers_the_tables_hunts(repo_root: Path) -> None:
     assert sessions is not None and sessions.names >= HUNT_NAMES, "one nox session per hunt"
     assert HUNT_NAMES <= RESERVED_IDS, "no combination may take a hunt's session name"
     assert set(HUNT_KINDS) == {row.name for row in HUNTS if row.issue}
-    assert set(KINDS) == {*HUNT_KINDS, "approve"}
+    assert set(KINDS) == {*HUNT_KINDS, *WORDS} and set(WORDS) == {"approve", "keep"}
     assert set(JOB_KINDS) == {*HUNT_KINDS, "watch"}, "the bot's jobs: the table's, and the watch"
     assert {row.name: row.workflow for row in HUNTS if row.workflow} == WORKFLOWS
     for workflow in WORKFLOWS.values():

@@ -4,13 +4,13 @@ build backend uv fetches once): a tiny package, tags, and a known bad commit."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.history import git
 from support.wheels import project_toml
 
 from repromatrix import cli
@@ -22,20 +22,6 @@ from repromatrix.probe.prober import CellProber
 from repromatrix.probe.spec import Probe
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    done = subprocess.run(
-        ["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
 
 
 def commit(repo: Path, subject: str, *, answer: int, version: str = "0.1.0") -> str:

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from repromatrix.issue.answer import Result, artifact_name, write_result
-from repromatrix.issue.bot import FLIP_MARKER, acknowledge, post_answers
+from repromatrix.issue.bot import acknowledge, post_answers
+from repromatrix.issue.flips import FLIP_MARKER
 from repromatrix.issue.plan import Job, Plan, Reply
 from repromatrix.issue.state import MARKER, read_state
 
@@ -19,6 +20,7 @@ class Tracker:
     def __init__(self) -> None:
         self.comments_by_issue: dict[int, list[dict]] = {}
         self.reactions: list[tuple[int, str]] = []
+        self.closed: list[int] = []
         self.next_id = 500
 
     def comments(self, issue: int) -> list[dict]:
@@ -45,6 +47,9 @@ class Tracker:
 
     def react(self, comment: int, content: str) -> None:
         self.reactions.append((comment, content))
+
+    def close(self, issue: int) -> None:
+        self.closed.append(issue)
 
 
 def _job(kind: str = "check", comment: int | None = 11) -> Job:

@@ -19,9 +19,10 @@ from repromatrix import cli
 from repromatrix.errors import UserError
 from repromatrix.github.inert import problems
 from repromatrix.issue.answer import Result, artifact_name, write_result
-from repromatrix.issue.bot import FLIP_MARKER, acknowledge, post_answers, watch_plan
+from repromatrix.issue.bot import acknowledge, post_answers, watch_plan
 from repromatrix.issue.command import Command, parse_comment
 from repromatrix.issue.config import IssueSettings
+from repromatrix.issue.flips import FLIP_MARKER
 from repromatrix.issue.plan import Job, Plan, read_plan
 from repromatrix.issue.repro import code_digest, find_repro
 from repromatrix.issue.run import run_plan

@@ -222,6 +222,7 @@ def _huge(combinations: int, cases: int) -> list[CombinationResult]:
     return out
 
 
+@pytest.mark.heavy  # 12-15 s each: the unit loop leaves the scale check to tests-fast
 @pytest.mark.parametrize(("combinations", "cases"), [(1000, 12), (200, 60)])
 def test_summary_never_exceeds_65536_characters_and_cuts_deterministically(
     tmp_path, combinations, cases

@@ -477,6 +477,12 @@ def _issues_rest(endpoint: str, method: str, payload: dict[str, Any], state: dic
         return None
     tail = parts[4:]
     comments = state.setdefault("rest_comments", [])
+    if len(tail) == 1 and tail[0].isdigit():  # an issue: read, or closed / reopened
+        issue = _find_issue(state, tail[0])
+        if method == "PATCH" and payload.get("state") in ("open", "closed"):
+            issue["state"] = payload["state"]
+            issue["state_reason"] = payload.get("state_reason")
+        return {k: issue.get(k) for k in ("number", "title", "body", "state", "state_reason")}
     if len(tail) == 2 and tail[1] == "comments" and tail[0].isdigit():
         number = int(tail[0])
         _find_issue(state, tail[0])

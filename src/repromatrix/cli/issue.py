@@ -10,6 +10,8 @@
     repromatrix issue env                     the allowlisted environment, for env -i
     repromatrix issue post --plan plan --answers answers --run-url URL
                                               the bot comment, 🚀, a watch's flip
+    repromatrix issue keep --plan plan --base main [--run-url URL]
+                                              a pull request per kept repro (a case)
 
 ``parse`` reads $GITHUB_EVENT_NAME and the payload at $GITHUB_EVENT_PATH (issue_comment:
 a command; issues: a label that approves; schedule or workflow_dispatch: the nightly
@@ -24,8 +26,12 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repromatrix.errors import UserError
+
+if TYPE_CHECKING:
+    from repromatrix.issue.plan import Plan
 
 # The issue package (results models, the bisect and sweep planners) loads when an issue
 # command runs, not when the parser is built: --help stays fast (tests/cli/test_startup.py).
@@ -71,6 +77,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     post.add_argument("--plan", type=Path, default=Path("plan"))
     post.add_argument("--answers", type=Path, default=Path("answers"))
     post.add_argument("--run-url", default="", help="the workflow run, linked in the answer")
+    keep = steps.add_parser("keep", help="open a pull request per kept repro of a plan")
+    keep.add_argument("--plan", type=Path, default=Path("plan"))
+    keep.add_argument("--cases", type=Path, default=Path("cases"), help="the checkout's cases")
+    keep.add_argument("--base", required=True, help="the branch the pull requests go into")
+    keep.add_argument("--run-url", default="", help="the workflow run, linked in each")
 
 
 def run_command(args: argparse.Namespace) -> int | None:
@@ -91,7 +102,13 @@ def run_command(args: argparse.Namespace) -> int | None:
 
     plan = read_plan(args.plan)
     if args.step == "ack":
-        acknowledge(plan, IssueComments(plan.repository))
+        from repromatrix.issue.keep import acknowledge_keeps
+
+        client = IssueComments(plan.repository)
+        acknowledge(plan, client)
+        acknowledge_keeps(plan, client)
+    elif args.step == "keep":
+        return _keep(args, plan)
     elif args.step == "run":
         run = run_plan if args.sandboxed else run_issue
         results = run(plan, args.plan, args.out, args.cases, issue=args.issue)
@@ -105,12 +122,41 @@ def run_command(args: argparse.Namespace) -> int | None:
     return 0
 
 
+def _keep(args: argparse.Namespace, plan: Plan) -> int:
+    """The plan's keeps as pull requests (nothing of the repro runs)."""
+    from repromatrix.github.client import PullRequests
+    from repromatrix.issue.keep import changes, open_pulls
+
+    found = changes(plan, args.plan, args.cases, args.run_url, _relative(args.cases))
+    if not found:
+        print("nothing to keep")
+        return 0
+    failed = open_pulls(found, PullRequests(plan.repository), args.base)
+    return 1 if failed else 0
+
+
+def _relative(cases: Path) -> str:
+    """The cases folder as a path in the repository (the job runs at its root)."""
+    try:
+        return cases.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        raise UserError(f"--cases {cases}: not inside the repository's checkout") from None
+
+
+def _outputs(values: dict[str, object]) -> None:
+    """Step outputs (GITHUB_OUTPUT), when the step has them."""
+    if os.environ.get("GITHUB_OUTPUT"):
+        with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as out:
+            out.writelines(f"{key}={value}\n" for key, value in values.items())
+
+
 def _parse(args: argparse.Namespace) -> int:
     from repromatrix.github.client import IssueComments
     from repromatrix.github.repository import repository_name
     from repromatrix.issue.bot import watch_plan
     from repromatrix.issue.config import load_settings
-    from repromatrix.issue.event import comment_plan, labeled_plan, preflight_in
+    from repromatrix.issue.event import comment_plan, issues_plan, preflight_in
+    from repromatrix.issue.keep import checked_keeps
     from repromatrix.issue.plan import write_plan
 
     settings = load_settings(args.config)
@@ -124,13 +170,16 @@ def _parse(args: argparse.Namespace) -> int:
             repository = repository_name(full_name, "$GITHUB_REPOSITORY")
         else:
             repository = repository_name(full_name, "the event's repository.full_name")
+        client = IssueComments(repository)
         if name == "issues":
-            client = IssueComments(repository)
-            plan = labeled_plan(payload, settings, lambda login: _role(client, login), repository)
-            repros: dict[int, str] = {}
+            permission = lambda login: _role(client, login)  # noqa: E731
+            plan, repros = issues_plan(payload, settings, permission, repository)
         else:
             preflight = preflight_in(args.out, args.cases, settings)
             plan, repros = comment_plan(payload, settings, preflight, repository)
+        if plan.keeps:  # against the bot comment: the approved repro, a kept case
+            server = os.environ.get("GITHUB_SERVER_URL") or "https://github.com"
+            checked_keeps(plan, client, settings, server, repros)
     elif name in ("schedule", "workflow_dispatch"):
         repository = repository_name(os.environ.get("GITHUB_REPOSITORY", ""), "$GITHUB_REPOSITORY")
         plan, repros = watch_plan(IssueComments(repository), settings, repository)
@@ -146,9 +195,7 @@ def _parse(args: argparse.Namespace) -> int:
         "issues": json.dumps(sorted({job.issue for job in plan.jobs})),
         "ack": plan.acks(),
     }
-    if os.environ.get("GITHUB_OUTPUT"):
-        with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as out:
-            out.writelines(f"{key}={value}\n" for key, value in outputs.items())
+    _outputs(outputs)
     print(" ".join(f"{key}={value}" for key, value in outputs.items()))
     return 0
 

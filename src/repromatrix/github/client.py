@@ -10,6 +10,7 @@ gh works, and nothing claims to have been done."""
 
 from __future__ import annotations
 
+import base64
 import json
 import shlex
 import shutil
@@ -222,12 +223,60 @@ class IssueComments:
             f"issues/comments/{comment}/reactions", "--method", "POST", payload={"content": content}
         )
 
+    def close(self, issue: int) -> None:
+        """Close the issue as completed (the watch, where ``issue: close: true``)."""
+        payload = {"state": "closed", "state_reason": "completed"}
+        self._api(f"issues/{issue}", "--method", "PATCH", payload=payload)
+
     def labelled(self, label: str, limit: int = 200) -> list[dict]:
         """Open issues (not pull requests) with ``label``, oldest first."""
         query = f"issues?state=open&labels={quote(label)}&sort=created&direction=asc&per_page=100"
         pages = self._api(query, "--paginate")
         found = [i for page in pages if isinstance(page, list) for i in page if isinstance(i, dict)]
         return [i for i in found if "pull_request" not in i][:limit]
+
+
+class PullRequests(IssueComments):
+    """A pull request of a few files, through ``gh api`` (REST) alone: a branch from
+    the base's head, each file put on it (the contents API: one commit a file), the
+    pull request. Nothing is cloned or pushed: the job holds no credential on disk."""
+
+    def head(self, branch: str) -> str:
+        found = self._api(f"git/ref/heads/{quote(branch, safe='/')}")
+        first = found[0] if found else {}
+        sha = first.get("object", {}).get("sha") if isinstance(first, dict) else None
+        if not isinstance(sha, str):
+            raise UserError(f"gh api: no head commit for branch {branch}")
+        return sha
+
+    def branch(self, name: str, sha: str) -> None:
+        self._api("git/refs", "--method", "POST", payload={"ref": f"refs/heads/{name}", "sha": sha})
+
+    def put(self, branch: str, path: str, text: str, message: str) -> None:
+        """``path`` on ``branch`` holds ``text`` (created, or replaced: its blob's sha)."""
+        payload = {
+            "message": message,
+            "content": base64.b64encode(text.encode("utf-8", "surrogatepass")).decode(),
+            "branch": branch,
+        }
+        try:
+            found = self._api(f"contents/{quote(path)}?ref={quote(branch, safe='')}")
+        except UserError as err:
+            if "404" not in str(err):
+                raise
+            found = []
+        first = found[0] if found else {}
+        if isinstance(first, dict) and isinstance(first.get("sha"), str):
+            payload["sha"] = first["sha"]
+        self._api(f"contents/{quote(path)}", "--method", "PUT", payload=payload)
+
+    def open(self, *, base: str, branch: str, title: str, body: str) -> str:
+        """The pull request of ``branch`` into ``base``; its URL."""
+        payload = {"title": title, "head": branch, "base": base, "body": body}
+        made = self._api("pulls", "--method", "POST", payload=payload)
+        first = made[0] if made else {}
+        url = first.get("html_url") if isinstance(first, dict) else None
+        return url if isinstance(url, str) else ""
 
 
 def _json_values(text: str) -> list[Any]:

@@ -28,6 +28,74 @@ from repromatrix.results import write_json_atomic
 ANSWER_FILE = "answer.json"
 MAX_MARKDOWN = 60_000
 _PACKAGE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")
+_SHA = r"^[0-9a-f]{7,40}$"  # a git commit, as the flip comment names it
+Outcome = Literal["good", "bad", "skip"]
+
+
+def _checked_versions(value: dict[str, str]) -> dict[str, str]:
+    """Package names and PEP 440 versions only: the flip comment says them."""
+    for name, version in value.items():
+        if not _PACKAGE.match(name) or len(version) > 60:
+            raise ValueError(f"{name[:40]!r}: not a package name and version")
+        try:
+            Version(version)
+        except InvalidVersion:
+            raise ValueError(f"{name}: {version[:40]!r} is not a version") from None
+    return value
+
+
+def _checked_version(value: str | None) -> str | None:
+    if value is not None:
+        _checked_versions({"release": value})
+    return value
+
+
+class Commit(BaseModel):
+    """A commit a hunt named: its sha, its subject's first line, the PR it names."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sha: str = Field(pattern=_SHA)
+    subject: str = Field("", max_length=300)
+    pr: int | None = Field(None, ge=1, le=10**9)
+
+
+class Named(BaseModel):
+    """Where a confirmed flip changed (issue/follow.py, in the run job): the hunt that
+    found it, the package, the last release with the old outcome and the first with the
+    new, the commit between them; the two sides' versions (what each repro line
+    installs); what could not be named, and why."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    how: Literal["bisect", "culprit", "none"]
+    package: str | None = Field(None, pattern=_PACKAGE.pattern)
+    before: str | None = None  # the last release with the old outcome
+    release: str | None = None  # the first release with the new outcome
+    releases: int = Field(0, ge=0)  # the releases searched
+    commit: Commit | None = None
+    commits: int = Field(0, ge=0)  # the commits searched
+    old: dict[str, str] = Field(default_factory=dict, max_length=50)  # the old side's versions
+    new: dict[str, str] = Field(default_factory=dict, max_length=50)
+    note: str = Field("", max_length=500)  # what was not found, in words
+    cells: int = Field(0, ge=0)  # the probes the hunts made
+
+    _versions = field_validator("old", "new")(_checked_versions)
+    _release = field_validator("before", "release")(_checked_version)
+
+
+class OnMain(BaseModel):
+    """A package's main branch tonight: its commit and the outcome there; where main
+    passes ahead of the releases, the first commit it passes at (``since``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    package: str = Field(pattern=_PACKAGE.pattern)
+    commit: Commit | None = None  # main's head (None: the repository was not reachable)
+    outcome: Outcome | None = None
+    since: Commit | None = None
+    runs: list[Outcome] = Field(default_factory=list, max_length=11)
+    note: str = Field("", max_length=500)
 
 
 class Result(BaseModel):
@@ -41,18 +109,13 @@ class Result(BaseModel):
     outcome: Literal["good", "bad", "skip"] | None = None  # check and watch
     versions: dict[str, str] = Field(default_factory=dict, max_length=50)  # followed packages
     seconds: float = 0.0
+    # The watch's follow-up (issue/follow.py): tonight's outcome in every run (the first,
+    # then the confirmation's reruns), where a confirmed flip changed, main branches.
+    runs: list[Outcome] = Field(default_factory=list, max_length=11)
+    named: Named | None = None
+    main: list[OnMain] = Field(default_factory=list, max_length=10)
 
-    @field_validator("versions")
-    @classmethod
-    def _versions(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, version in value.items():
-            if not _PACKAGE.match(name) or len(version) > 60:
-                raise ValueError(f"{name[:40]!r}: not a package name and version")
-            try:
-                Version(version)
-            except InvalidVersion:
-                raise ValueError(f"{name}: {version[:40]!r} is not a version") from None
-        return value
+    _versions = field_validator("versions")(_checked_versions)
 
 
 def bounded(text: str) -> str:

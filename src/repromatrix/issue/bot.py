@@ -32,6 +32,7 @@ from repromatrix.github.inert import inert
 from repromatrix.github.markdown import code_block, code_span, one_line, text
 from repromatrix.issue.answer import Result, read_result
 from repromatrix.issue.config import IssueSettings
+from repromatrix.issue.flips import Mark, Night, night
 from repromatrix.issue.plan import Job, Plan, PlannedApproval, Reply
 from repromatrix.issue.repro import MAX_REPRO, code_digest
 from repromatrix.issue.state import (
@@ -46,10 +47,9 @@ from repromatrix.issue.state import (
     read_state,
     with_answer,
 )
-from repromatrix.issue.watch import candidates, flip, tonight, watch_job
+from repromatrix.issue.watch import candidates, tonight, watch_job
 from repromatrix.results import utc_now
 
-FLIP_MARKER = "<!-- repromatrix:flip -->"
 REFUSAL_KIND = "refusal"  # the hidden line under a refusal: whom, which day
 CHANGED = (
     "the repro changed since it was approved; a maintainer comments "
@@ -69,6 +69,7 @@ class Comments(Protocol):
     def edit(self, comment: int, body: str) -> None: ...
     def delete(self, comment: int) -> None: ...
     def react(self, comment: int, content: str) -> None: ...
+    def close(self, issue: int) -> None: ...
 
 
 def bot_comments(comments: list[dict], bots: list[str]) -> list[dict]:
@@ -182,15 +183,22 @@ def _setting(**changes: object) -> Change:
 
 
 def post_answers(
-    plan: Plan, folder: Path, answers: Path, client: Comments, run_url: str, say: Say = print
+    plan: Plan,
+    folder: Path,
+    answers: Path,
+    client: Comments,
+    run_url: str,
+    say: Say = print,
+    marks: list[Mark] | None = None,
 ) -> int:
-    """Each job's answer into its issue's bot comment, a flip said once, 🚀 or 😕 on the
-    command. One issue's failure (gh, a bad answer) does not stop the others; how many
-    failed."""
+    """Each job's answer into its issue's bot comment, what a night of the watch says
+    (issue/flips.py: a flip confirmed and named, flaky, main ahead; closing), 🚀 or 😕 on
+    the command. One issue's failure (gh, a bad answer) does not stop the others; how
+    many failed. ``marks``: gets the kept cases to mark possibly-fixed (the keep job's)."""
     failed = 0
     for job in plan.jobs:
         try:
-            _post_one(plan, folder, answers, client, run_url, job, say)
+            _post_one(plan, folder, answers, client, run_url, job, say, marks)
         except UserError as err:
             failed += 1
             say(f"#{job.issue}: not answered: {err}")
@@ -198,30 +206,42 @@ def post_answers(
 
 
 def _post_one(
-    plan: Plan, folder: Path, answers: Path, client: Comments, run_url: str, job: Job, say: Say
+    plan: Plan,
+    folder: Path,
+    answers: Path,
+    client: Comments,
+    run_url: str,
+    job: Job,
+    say: Say,
+    marks: list[Mark] | None,
 ) -> None:
     result = read_result(answers, job.issue)
     code = _code(folder, job)
     now = utc_now()
     answer = Answer(at=now, title=job.line, body=_body(result, run_url), url=run_url,
                     code=code, code_sha256=code_digest(code) if code else "")  # fmt: skip
-    flipped: list[str] = []
+    nights: list[Night] = []
 
     def change(state: State) -> tuple[State, bool]:
-        updated, sentence, adds = _updated(state, job, result, answer, now)
+        updated, told, adds = _updated(state, job, result, answer, now, run_url)
         if code and job.source == "issue" and job.kind != "watch" and job.author:
             # A trusted command ran the issue's repro: that code is approved for the watch.
             updated.approved = Approval(sha256=answer.code_sha256, by=job.author, at=now,
                                         how="command")  # fmt: skip
-        if sentence:
-            flipped.append(sentence)
+        nights[:] = [told] if told is not None else []
         return updated, adds
 
     remember(client, job.issue, plan.bots, change, say, quiet=job.kind == "watch")
-    if flipped:
-        body = f"{FLIP_MARKER}\nrepromatrix watch: {text(flipped[0])} ([run]({run_url}))"
-        client.create(job.issue, body)
-        say(f"#{job.issue}: {flipped[0]}")
+    for told in nights:
+        for body in told.comments:
+            client.create(job.issue, body)
+        for line in told.said:
+            say(f"#{job.issue}: {line}")
+        if told.close:
+            client.close(job.issue)
+            say(f"#{job.issue}: closed (issue: close: true)")
+        if told.mark is not None and marks is not None:
+            marks.append(told.mark)
     if job.comment is not None:
         done = isinstance(result, Result) and result.status == "done"
         client.react(job.comment, "rocket" if done else "confused")
@@ -242,24 +262,24 @@ def _code(folder: Path, job: Job) -> str:
 
 
 def _updated(
-    state: State, job: Job, result: Result | str, answer: Answer, now: str
-) -> tuple[State, str | None, bool]:
-    """The state with this run's answer; the flip sentence of a watch, if any; whether
-    an answer was added."""
+    state: State, job: Job, result: Result | str, answer: Answer, now: str, run_url: str
+) -> tuple[State, Night | None, bool]:
+    """The state with this run's answer; what a night of the watch says, if it is one;
+    whether an answer was added (a watch adds one when its outcome or versions changed,
+    or it says something)."""
     if isinstance(result, str) or job.kind != "watch":
         return with_answer(state, answer), None, True
+    told = night(state, job, result, now, run_url)
     observed = Observed(outcome=result.outcome or "skip", versions=result.versions, at=now)
-    flipped = flip(state.decisive, observed) if result.status == "done" else None
     changed = state.watch is None or (state.watch.outcome, state.watch.versions) != (
         observed.outcome,
         observed.versions,
     )
-    updated = with_answer(state, answer) if changed else state.model_copy(deep=True)
+    adds = changed or bool(told.comments)
+    updated = with_answer(told.state, answer) if adds else told.state
     updated.last_watched = now
     updated.watch = observed
-    if observed.outcome in ("good", "bad") and result.status == "done":
-        updated.decisive = observed
-    return updated, flipped, changed
+    return updated, told, adds
 
 
 def _body(result: Result | str, run_url: str) -> str:

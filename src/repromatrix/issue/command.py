@@ -5,6 +5,7 @@
     /repromatrix check
     each with [--pin PKG==VER ...] [--case CASE_ID]
     /repromatrix approve     the issue's repro, as it is now, is the one the watch runs
+    /repromatrix keep        the approved repro becomes a case (a pull request adds it)
 
 ``parse_comment`` never raises: any text gives ``None`` (no command line in it: the
 comment is not for us), a ``Command``, or a ``Refusal`` whose reply says what is wrong
@@ -28,8 +29,10 @@ from repromatrix.names import canonicalize_name
 
 PREFIX = "/repromatrix"
 HUNT_KINDS = tuple(row.name for row in HUNTS if row.issue)  # the hunts the bot offers
-# ... and approve: the repro as it is now is the one the watch runs.
-KINDS = (*HUNT_KINDS, "approve")
+# ... approve: the repro as it is now is the one the watch runs; keep: the approved
+# repro becomes a case of cases/issues/ (issue/keeping.py).
+WORDS = ("approve", "keep")
+KINDS = (*HUNT_KINDS, *WORDS)
 RELEASES = ("all", "latest-patch", "first-and-last-patch")
 FINDS = ("first-bad", "first-good")
 MAX_LINE = 2000  # characters of the command line
@@ -42,6 +45,7 @@ USAGE = "\n".join(
         f"/repromatrix bisect PACKAGE GOOD BAD [--find {'|'.join(FINDS)}] {_PROBE}",
         f"/repromatrix check {_PROBE}",
         "/repromatrix approve",
+        "/repromatrix keep",
     ]
 )
 
@@ -136,21 +140,23 @@ def parse_line(line: str) -> Command | Refusal:
     except ValueError as err:  # an unclosed quote
         return Refusal(f"cannot split the command line ({err})", line)
     if len(words) < 2:
-        return Refusal("no command after /repromatrix; give sweep, bisect, check or approve", line)
+        return Refusal(f"no command after /repromatrix; give {_choices()}", line)
     kind = words[1]
     if kind not in KINDS:
-        return Refusal(
-            f"unknown command {_quoted(kind)}; give sweep, bisect, check or approve", line
-        )
-    if kind == "approve":
+        return Refusal(f"unknown command {_quoted(kind)}; give {_choices()}", line)
+    if kind in WORDS:
         if len(words) > 2:
-            return Refusal(f"approve takes nothing after it; got {_quoted(words[2])}", line)
+            return Refusal(f"{kind} takes nothing after it; got {_quoted(words[2])}", line)
         return Command(kind, line)
     try:
         positional, options = _split(words[2:])
         return _command(kind, line, positional, options)
     except UserError as err:
         return Refusal(str(err), line)
+
+
+def _choices() -> str:
+    return ", ".join(KINDS[:-1]) + f" or {KINDS[-1]}"
 
 
 def _quoted(word: str, limit: int = 60) -> str:

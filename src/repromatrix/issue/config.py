@@ -14,6 +14,15 @@ passes in the environment.
       bots: [github-actions[bot]]     # the logins the workflow's token comments as: the
                                       # bot comment, approvals and the tracking issue's
                                       # hunt answers are read from these only (github/authors.py)
+      confirm: 2                      # reruns of a flip, each in a fresh interpreter, before
+                                      # it is said (one that does not hold is flaky)
+      repositories:                   # where a package's commits are (default: the GitHub
+        transformers: https://github.com/huggingface/transformers   # repository its
+                                      # metadata names): a flip is bisected to its commit
+      watch:
+        main: [transformers]          # the repro also runs on these packages' main branch
+      close: false                    # true: a confirmed flip to passing closes the issue
+      keep_label: repromatrix:keep    # the label that keeps an issue's repro as a case
       confinement: required           # or optional: where bubblewrap is missing, repros
                                       # run unconfined instead of being refused
 
@@ -36,6 +45,7 @@ from repromatrix.github.authors import BOT_LOGIN, DEFAULT_BOTS
 from repromatrix.matrix.model import IssueBlock
 from repromatrix.matrix.pins import parse_pin_option
 from repromatrix.matrix.validation import validate
+from repromatrix.names import canonicalize_name
 
 CONFIG_FILE = Path(".github/repromatrix.yml")
 MATRIX_FILE = Path("matrix.yaml")
@@ -43,8 +53,29 @@ TRUSTED_VARIABLE = "REPROMATRIX_TRUSTED"
 # A person who may label an issue is trusted for the label when GitHub gives them one of
 # these (the labeled event carries no author association: the permission API says it).
 TRUSTED_PERMISSIONS = ("admin", "maintain", "write")
+PACKAGE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")
+# A package's repository, as git clones it: https (GitHub, a mirror) or a local file://
+# one (a runner's own copy); no credentials, no options.
+_REPOSITORY = re.compile(r"^(?:https://[A-Za-z0-9.-]+(?::\d+)?|file://)/[A-Za-z0-9._~/+-]+$")
 ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "FIRST_TIMER",
                 "FIRST_TIME_CONTRIBUTOR", "MANNEQUIN", "NONE")  # fmt: skip
+
+
+class WatchSettings(BaseModel):
+    """``watch:``: what the nightly watch follows besides the newest releases."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Packages whose main branch the repro also runs on (their repository: repositories:).
+    main: list[str] = Field(default_factory=list, max_length=10)
+
+    @field_validator("main")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not PACKAGE_NAME.match(name):
+                raise ValueError(f"{name[:60]!r} is not a package name")
+        return [canonicalize_name(name) for name in value]
 
 
 class IssueSettings(BaseModel):
@@ -58,6 +89,22 @@ class IssueSettings(BaseModel):
     minutes: int = Field(60, ge=1, le=360)
     pins: list[str] = []
     bots: list[str] = Field(default_factory=lambda: list(DEFAULT_BOTS), min_length=1, max_length=10)
+    confirm: int = Field(2, ge=0, le=10)
+    repositories: dict[str, str] = Field(default_factory=dict, max_length=50)
+    watch: WatchSettings = Field(default_factory=WatchSettings)
+    close: bool = False
+    keep_label: str = Field("repromatrix:keep", min_length=1, max_length=50)
+
+    @field_validator("repositories")
+    @classmethod
+    def _repositories(cls, value: dict[str, str]) -> dict[str, str]:
+        checked = {}
+        for name, url in value.items():
+            if not PACKAGE_NAME.match(name):
+                raise ValueError(f"{name[:60]!r} is not a package name")
+            checked[canonicalize_name(name)] = repository_url(url)
+        return checked
+
     # The run job confines the repro (issue/confine.py) and refuses where it cannot;
     # "optional" runs it unconfined there instead (the maintainer's choice, said in the log).
     confinement: Literal["required", "optional"] = "required"
@@ -87,6 +134,15 @@ class IssueSettings(BaseModel):
             except UserError as err:
                 raise ValueError(str(err)) from None
         return value
+
+
+def repository_url(url: str) -> str:
+    """A package's repository URL as the watch clones it (ValueError: not one)."""
+    if not isinstance(url, str) or not _REPOSITORY.match(url) or "/." in url:
+        raise ValueError(
+            f"{str(url)[:80]!r} is not a repository URL (https://HOST/PATH or file:///PATH)"
+        )
+    return url.removesuffix("/")
 
 
 def _issue_section(path: Path, expected: str) -> object:

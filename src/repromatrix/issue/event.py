@@ -26,7 +26,15 @@ from typing import Any
 from repromatrix.errors import UserError
 from repromatrix.issue.command import Command, Refusal, parse_comment
 from repromatrix.issue.config import TRUSTED_PERMISSIONS, IssueSettings, is_trusted
-from repromatrix.issue.plan import LOGIN, Job, Plan, PlannedApproval, Reply, make_job
+from repromatrix.issue.plan import (
+    LOGIN,
+    Job,
+    Plan,
+    PlannedApproval,
+    PlannedKeep,
+    Reply,
+    make_job,
+)
 from repromatrix.issue.repro import Repro, find_repro
 
 
@@ -51,6 +59,7 @@ class Decided:
     repro: Repro | None = None
     reply: Reply | None = None
     approval: PlannedApproval | None = None
+    keep: PlannedKeep | None = None
 
 
 Preflight = Callable[[Job, Repro | None], None]  # raises UserError for what cannot run
@@ -109,6 +118,8 @@ def decide_comment(payload: Any, settings: IssueSettings, preflight: Preflight) 
         return refuse(parsed.reason)
     if parsed.kind == "approve":
         return _approved(payload, issue, comment, login, refuse)
+    if parsed.kind == "keep":
+        return _keep(payload, issue, comment, login, refuse)
     return _planned(parsed, payload, issue, comment, login, settings, preflight, refuse)
 
 
@@ -128,6 +139,25 @@ def _approved(
         head=repro.head(),
     )  # fmt: skip
     return Decided(f"approve: #{issue} {repro.digest[:12]} by {login}", approval=approval)
+
+
+def _keep(
+    payload: dict, issue: int, comment: int | None, login: str, refuse: Callable[[str], Decided]
+) -> Decided:
+    """/repromatrix keep (or the keep label): the issue's repro as the event has it, to
+    be kept as a case once it is found to be the approved one (issue/keep.py)."""
+    try:
+        repro = find_repro(field(payload, "issue", "body"), "issue")
+    except UserError as err:
+        return refuse(str(err))
+    if repro is None or not LOGIN.match(login):
+        return refuse("nothing to keep: the issue has no ```` ```python ```` block whose first "
+                      "line is `# repromatrix`")  # fmt: skip
+    keep = PlannedKeep(
+        issue=issue, comment=comment, sha256=repro.digest, by=login,
+        packages=repro.packages(), pins=list(repro.needs),
+    )  # fmt: skip
+    return Decided(f"keep: #{issue} {repro.digest[:12]} by {login}", repro=repro, keep=keep)
 
 
 def _planned(
@@ -177,25 +207,41 @@ def comment_plan(
         plan.replies.append(decided.reply)
     if decided.approval is not None:
         plan.approvals.append(decided.approval)
+    if decided.keep is not None and decided.repro is not None:
+        plan.keeps.append(decided.keep)
+        repros[decided.keep.issue] = decided.repro.code
+    return plan, repros
+
+
+def issues_plan(
+    payload: Any, settings: IssueSettings, permission: Callable[[str], str], repository: str
+) -> tuple[Plan, dict[int, str]]:
+    """An issues event's plan (``labeled_plan``) and the repro of a keep, to write
+    beside it (the code the keep job checks against the approved digest)."""
+    plan = labeled_plan(payload, settings, permission, repository)
+    repros = {}
+    for keep in plan.keeps:
+        repro = find_repro(field(payload, "issue", "body"), "issue")
+        if repro is not None and repro.digest == keep.sha256:
+            repros[keep.issue] = repro.code
     return plan, repros
 
 
 def labeled_plan(
     payload: Any, settings: IssueSettings, permission: Callable[[str], str], repository: str
 ) -> Plan:
-    """An issues ``labeled`` event: with the watch's label, put by a trusted sender, the
-    issue's repro as the event has it is approved; anything else is a note."""
+    """An issues ``labeled`` event, put by a trusted sender: the watch's label approves
+    the issue's repro as the event has it, the keep label keeps it as a case (issue/
+    keep.py checks it is the approved one); anything else is a note."""
     plan = Plan(event="issues", repository=repository, bots=settings.bots)
     issue = field(payload, "issue", "number", kind=int)
     login = field(payload, "sender", "login") or ""
-    if field(payload, "action") != "labeled" or field(payload, "label", "name") != settings.label:
-        plan.notes.append(f"ignored: not the {settings.label!r} label being added")
+    label = field(payload, "label", "name")
+    if field(payload, "action") != "labeled" or label not in (settings.label, settings.keep_label):
+        plan.notes.append(f"ignored: not the {settings.label!r} or {settings.keep_label!r} label")
     elif issue is None or issue < 1 or field(payload, "issue", "pull_request", kind=dict):
         plan.notes.append("ignored: the label is not on an issue")
-    elif not LOGIN.match(login) or not (
-        login.lower() in {name.lower() for name in settings.trusted}
-        or permission(login) in TRUSTED_PERMISSIONS
-    ):
+    elif not _trusted(login, settings, permission):
         plan.notes.append(f"ignored: {login[:40]!r} may not approve a repro (not trusted)")
     else:
         try:
@@ -206,7 +252,12 @@ def labeled_plan(
             )
             return plan
         if repro is None:
-            plan.notes.append(f"#{issue}: labelled, but its body has no repro block to approve")
+            plan.notes.append(f"#{issue}: labelled, but its body has no repro block")
+        elif label == settings.keep_label:
+            decided = _keep(payload, issue, None, login, lambda reason: Decided(reason))
+            if decided.keep is not None:
+                plan.keeps.append(decided.keep)
+            plan.notes.append(decided.note)
         else:
             plan.approvals.append(
                 PlannedApproval(
@@ -215,6 +266,14 @@ def labeled_plan(
             )
             plan.notes.append(f"approve: #{issue} {repro.digest[:12]} labelled by {login}")
     return plan
+
+
+def _trusted(login: str, settings: IssueSettings, permission: Callable[[str], str]) -> bool:
+    """A sender trusted for a label or a close: named in the settings, or may write."""
+    if not LOGIN.match(login):
+        return False
+    names = {name.lower() for name in settings.trusted}
+    return login.lower() in names or permission(login) in TRUSTED_PERMISSIONS
 
 
 def preflight_in(folder: Path, cases: Path, settings: IssueSettings) -> Preflight:

@@ -15,13 +15,14 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from repromatrix.errors import UserError
 from repromatrix.hunt_table import OFFERED
 from repromatrix.issue.command import Command
-from repromatrix.issue.config import DEFAULT_BOTS, IssueSettings
+from repromatrix.issue.config import DEFAULT_BOTS, IssueSettings, repository_url
 from repromatrix.issue.repro import Repro
+from repromatrix.issue.state import Observed
 from repromatrix.matrix.pins import parse_pin_option, pin_text, unique_pins
 from repromatrix.probe.spec import Probe
 from repromatrix.results import write_json_atomic, write_text_atomic
@@ -29,6 +30,11 @@ from repromatrix.results import write_json_atomic, write_text_atomic
 PLAN_FILE = "plan.json"
 LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
 _SHA256 = r"^[0-9a-f]{64}$"
+# A watch's follow-up (issue/follow.py) may take this many probes' time limits, and at
+# most FOLLOW_MAX seconds: the run job stops at 6 hours (issue-repro.yml).
+FOLLOW_PROBES = 4
+FOLLOW_MAX = 4.5 * 3600
+
 # A job's kind: a hunt the bot offers (its row in hunt_table.py), or the night's watch.
 JOB_KINDS = (*OFFERED, "watch")
 
@@ -62,11 +68,37 @@ class Job(BaseModel):
     watched: list[str] = Field(default_factory=list, max_length=40)  # the watch follows these
     source: Literal["comment", "issue", "case"] = "comment"
     timeout: float = Field(gt=0, le=6 * 3600)  # one probe's time limit, seconds
+    # The watch's follow-up (issue/follow.py): reruns of a flip before it is said, the
+    # last decisive night it flips from, where the followed packages' commits are, the
+    # packages whose main branch runs too and those whose main was said to pass already.
+    confirm: int = Field(0, ge=0, le=10)
+    since: Observed | None = None
+    repositories: dict[str, str] = Field(default_factory=dict, max_length=50)
+    main: list[str] = Field(default_factory=list, max_length=10)
+    ahead: dict[str, str] = Field(default_factory=dict, max_length=10)
+    close: bool = False  # a confirmed flip to passing closes the issue (issue: close:)
+
+    @field_validator("repositories")
+    @classmethod
+    def _repositories(cls, value: dict[str, str]) -> dict[str, str]:
+        return {name: repository_url(url) for name, url in value.items()}
+
     # Whether the run job may run it unconfined where it cannot confine (settings').
     confinement: Literal["required", "optional"] = "required"
 
     def repro_name(self) -> str:
         return f"repro-{self.issue}.py"
+
+    def follow_seconds(self) -> float:
+        """What a watch's follow-up (reruns, hunts, main branches) may take after its
+        check: FOLLOW_PROBES probes' limits, within the run job's hours."""
+        if self.kind != "watch" or not (self.since or self.main):
+            return 0.0
+        return min(self.timeout * FOLLOW_PROBES, FOLLOW_MAX)
+
+    def seconds(self) -> float:
+        """The whole job's time: one probe's limit and a minute, and the follow-up's."""
+        return self.timeout + 60 + self.follow_seconds()
 
 
 class Reply(BaseModel):
@@ -99,6 +131,27 @@ class PlannedApproval(BaseModel):
     head: list[str] = Field(default_factory=list, max_length=10)  # the code's first lines
 
 
+class PlannedKeep(BaseModel):
+    """A repro to keep as a case (``/repromatrix keep``, the keep label): ack records it
+    in the bot comment, ``issue keep`` opens the pull request (issue/keep.py). The plan
+    holds its code as repro-<issue>.py, checked against ``sha256`` (the approved one)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    issue: int = Field(ge=1)
+    comment: int | None = Field(None, ge=1)  # /repromatrix keep's comment (👍 on it)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    by: str = Field(pattern=LOGIN.pattern)
+    url: str = Field(
+        "", pattern=r"^(https://[A-Za-z0-9.-]+/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/issues/\d+)?$"
+    )
+    pins: list[str] = Field(default_factory=list, max_length=40)
+    packages: list[str] = Field(default_factory=list, max_length=40)  # the cells' requires()
+    failing: dict[str, str] = Field(default_factory=dict, max_length=40)  # seen failing with
+    expected: Literal["fails", "passes"] = "fails"
+    minutes: int = Field(60, ge=1, le=360)
+
+
 class Plan(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -110,11 +163,13 @@ class Plan(BaseModel):
     jobs: list[Job] = []
     replies: list[Reply] = []
     approvals: list[PlannedApproval] = Field(default_factory=list, max_length=10)
+    keeps: list[PlannedKeep] = Field(default_factory=list, max_length=10)
     notes: list[str] = []  # what the parse job decided not to do, and why (the log)
 
     def acks(self) -> int:
-        """What the ack job does: replies, approvals, 👀 on commands."""
-        return len(self.replies) + len(self.approvals) + sum(1 for j in self.jobs if j.comment)
+        """What the ack job does: replies, approvals, keeps, 👀 on commands."""
+        commands = sum(1 for j in self.jobs if j.comment)
+        return len(self.replies) + len(self.approvals) + len(self.keeps) + commands
 
 
 def effective_pins(

@@ -175,7 +175,8 @@ def _run_confined(
     inner += ["--plan", str(folder.resolve()), "--issue", str(job.issue)]
     inner += ["--out", str(out.resolve()), "--cases", str(cases.resolve())]
     read = (*confine.harness_places(), folder.resolve(), cases.resolve(), *confine.paths_in(env))
-    seconds = job.timeout + 60 + SANDBOX_GRACE
+    read += tuple(confine.paths_in(job.repositories))  # a package's local repository (file://)
+    seconds = job.seconds() + SANDBOX_GRACE
     with confine.private_tmp() as tmp:
         view = confine.View(tmp, read=tuple(read), write=(answers,))
         argv = confine.command(
@@ -199,7 +200,7 @@ def _sandbox_answer(job: Job, answers: Path, code: int | None) -> Result:
     whatever its folder holds is not the harness's answer)."""
     failed = {"issue": job.issue, "kind": job.kind, "status": "failed"}
     if code is None:
-        minutes = round((job.timeout + 60 + SANDBOX_GRACE) / 60)
+        minutes = round((job.seconds() + SANDBOX_GRACE) / 60)
         return Result(**failed, headline=f"the run was ended after {minutes} minutes")
     if code not in (0, 1):
         name = procs.signal_name(128 - code) if code > 128 else None
@@ -253,7 +254,7 @@ def run_job(job: Job, folder: Path, out: Path, cases: Path) -> Result:
     started = time.monotonic()
     base = {"issue": job.issue, "kind": job.kind}
     try:
-        with deadline(job.timeout + 60):
+        with deadline(job.seconds()):
             # The hunt of the job's kind on the one road (offered/: hunt_table's rows);
             # what the repro printed goes into its answer, not into this job's log.
             quiet = Voice(note=lambda _line: None)

@@ -84,6 +84,17 @@ class Refused(BaseModel):
     at: str = Field("", max_length=40)
 
 
+class Kept(BaseModel):
+    """The repro a trusted person kept as a case: where its file goes, the digest."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    case: str = Field(max_length=200)  # the case id in cases/ (issues/test_issue_7.py::...)
+    sha256: str = Field(pattern=_SHA256)
+    by: str = Field("", max_length=60)
+    at: str = Field("", max_length=40)
+
+
 class State(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -95,6 +106,11 @@ class State(BaseModel):
     decisive: Observed | None = None  # the last good or bad one (skips do not flip)
     approved: Approval | None = None
     refused: Refused | None = None
+    # Said once each (issue/flips.py): a flip that did not hold in every run (its
+    # versions), and per package the main-branch commit said to pass ahead of a release.
+    flaky: Observed | None = None
+    ahead: dict[str, str] = Field(default_factory=dict, max_length=10)
+    kept: Kept | None = None  # the repro kept as a case (issue/keep.py)
 
 
 def is_bot_comment(body: object) -> bool:
@@ -138,7 +154,16 @@ def merged(states: list[State]) -> State:
         decisive=latest([s.decisive for s in states], "at"),
         approved=latest([s.approved for s in states], "at"),
         refused=latest([s.refused for s in states], "at"),
+        flaky=latest([s.flaky for s in states], "at"),
+        ahead=_newest_with(states, "ahead"),
+        kept=latest([s.kept for s in states], "at"),
     ).model_copy(deep=True)
+
+
+def _newest_with(states: list[State], name: str) -> dict[str, str]:
+    """A mapping as the most recently watched of ``states`` has it."""
+    newest = max(states, key=lambda s: s.last_watched)
+    return dict(getattr(newest, name))
 
 
 def with_answer(state: State, answer: Answer) -> State:

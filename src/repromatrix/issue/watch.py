@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import field as default
 
 from repromatrix.errors import UserError
 from repromatrix.issue.config import IssueSettings
@@ -31,6 +32,7 @@ class Candidate:
     issue: int
     repro: Repro
     last_watched: str  # "" when never watched
+    state: State = default(default_factory=State)  # the bot's memory of the issue
 
 
 def candidates(
@@ -56,7 +58,7 @@ def candidates(
             notes.append(f"#{number}: not watched: its repro names no package (# repromatrix: PKG)")
             continue
         state = states.get(number) or State()
-        found.append(Candidate(number, repro, state.last_watched))
+        found.append(Candidate(number, repro, state.last_watched, state))
     return found, notes
 
 
@@ -66,14 +68,26 @@ def tonight(found: Sequence[Candidate], limit: int) -> list[Candidate]:
 
 
 def watch_job(candidate: Candidate, settings: IssueSettings) -> Job:
+    """Tonight's check of the repro, with what its follow-up needs (issue/follow.py):
+    the reruns a flip takes, the night it would flip from, the followed packages'
+    repositories and the main branches to run."""
+    followed = candidate.repro.packages()
+    main = [name for name in settings.watch.main if name in followed]
+    state = candidate.state
     return Job(
         issue=candidate.issue,
         kind="watch",
         line="nightly watch",
         pins=effective_pins(settings, (), candidate.repro, None),
-        watched=candidate.repro.packages(),
+        watched=followed,
         source="issue",
         timeout=settings.minutes * 60.0,
+        confirm=settings.confirm,
+        since=state.decisive,
+        repositories={n: u for n, u in settings.repositories.items() if n in followed},
+        main=main,
+        ahead={name: sha for name, sha in state.ahead.items() if name in main},
+        close=settings.close,
         confinement=settings.confinement,
     )
 

@@ -5,10 +5,13 @@ the output's last lines."""
 
 from __future__ import annotations
 
+import time
+
 from repromatrix.errors import UserError
 from repromatrix.github.markdown import code_block, code_span, details, one_line
 from repromatrix.hunts.check.run import CHECK, CheckOptions
-from repromatrix.issue.answer import Result, inline_code
+from repromatrix.issue.answer import Result, bounded, inline_code
+from repromatrix.issue.follow import follow
 from repromatrix.issue.offered import Offer, Place, done
 from repromatrix.issue.plan import Job, pins_of, probe_for
 from repromatrix.matrix.cell import CellSpec
@@ -46,7 +49,14 @@ def answer(observation: Observation, job: Job, place: Place) -> Result:
     tail = observation.output_tail
     if tail.strip() and outcome != "good":
         lines += ["", details("output (last lines)", code_block(tail.strip()[-3000:]))]
-    return done(job, headline, "\n".join(lines) + "\n", outcome=outcome, versions=versions)
+    result = done(job, headline, "\n".join(lines) + "\n", outcome=outcome, versions=versions)
+    if job.kind == "watch" and job.follow_seconds():
+        # The night's follow-up (issue/follow.py): a flip confirmed and named, main branches.
+        stop_at = time.monotonic() + job.follow_seconds()
+        probe = probe_for(job, place.plan, place.cases)
+        follow(job, result, observation, probe, place.out, stop_at=stop_at)
+        result.markdown = bounded(result.markdown)
+    return result
 
 
 OFFER = Offer(CHECK, options, answer)
