@@ -151,15 +151,19 @@ def _past_usage(parser: argparse.ArgumentParser) -> str:
 
 
 def committed_reports(root: Path) -> list[Command]:
-    """What the tool wrote and the repository keeps: the baseline's summary.md and
-    results.json, the example bisects' bisect.json (their bisect.md are in docs/)."""
+    """What the tool wrote and the repository keeps: the baseline's, the atlas's and
+    bounds' summary.md, the baseline's results.json, the atlas's atlas.json (each
+    cell's repro), bounds' bounds.json, the example bisects' bisect.json (their
+    bisect.md are in docs/)."""
     found = []
     summaries = sorted(root.glob("reports/baseline-*/summary.md"))
+    summaries += sorted(root.glob("reports/atlas-*/summary.md"))
     summaries += sorted(root.glob("reports/bounds-*/*/summary.md"))
     for path in summaries:
         found += in_markdown(path.read_text(), _relative(path, root))
     for path in (
         sorted(root.glob("reports/baseline-*/results.json"))
+        + sorted(root.glob("reports/atlas-*/atlas.json"))
         + sorted(root.glob("docs/examples/*/*.json"))
         + sorted(root.glob("reports/bounds-*/*/bounds.json"))
     ):

@@ -1,4 +1,5 @@
-"""The vocabulary: what a case did, what a combination is, what a probe said.
+"""The vocabulary: what a case did, what a combination is, what a probe said, what
+the atlas answers.
 
 Every module spells these words through the enums here, and "failure" is defined
 once (``FAILURES``). The members are strings (``CaseOutcome.FAILED == "failed"``), so
@@ -234,6 +235,93 @@ def combination_status(outcomes: set[str]) -> CombinationStatus:
     if not outcomes or outcomes <= {CaseOutcome.SKIPPED}:
         return CombinationStatus.SKIPPED
     return CombinationStatus.PASSED
+
+
+# --------------------------------------------------------------------------- the atlas
+# The compatibility atlas's words (hunts/atlas/): what a cell showed, what a pair of
+# releases is answered, and on what evidence. The page, answers.csv, summary.md, the
+# console and atlas.json read them, and their symbols, colours and legend text, from
+# ATLAS_LEGEND: no other module spells them.
+
+
+class CellOutcome(StrEnum):
+    """What one atlas cell (one version per axis, every case) showed."""
+
+    WORKS = "works"  # every case passed (or skipped)
+    BREAKS = "breaks"  # a case failed on every run
+    FLAKY = "flaky"  # a case failed and passed: rerun, never an answer on its own
+    CONFLICT = "conflict"  # uv found no solution: never run
+    ERROR = "error"  # could not be built for another reason: retried
+
+
+class AnswerStatus(StrEnum):
+    """A pair's answer (for one case, or over every case)."""
+
+    WORKS = "works"
+    BREAKS = "breaks"
+    FLAKY = "flaky"  # failed and passed in the cells that hold it: neither works nor breaks
+    CONFLICT = "conflict"  # their metadata forbids installing them together
+    SKIPPED = "skipped"  # the case skipped wherever the pair ran (a trl case without trl)
+    UNTESTED = "untested"
+
+
+class Evidence(StrEnum):
+    """Why an answer holds."""
+
+    TESTED = "tested"  # a cell holding the pair ran and its outcome is explained by it
+    INFERRED = "inferred"  # by a named rule (neighbours agree, a release fails alone)
+    AUDITED = "audited"  # inferred once, then tested by an audit cell
+
+
+# The one definition of a case status that clears the versions of its cell: it ran
+# and did not fail. A skip says nothing either way; flaky is neither.
+PASSING = frozenset({CaseStatus.PASSED, CaseStatus.POSSIBLY_FIXED})
+
+
+@dataclass(frozen=True)
+class LegendRow:
+    """One kind of square on the atlas page (and its line in every legend)."""
+
+    status: AnswerStatus
+    evidence: Evidence | None  # None: any (untested, conflict, skipped)
+    alone: bool  # a release that fails on its own (shown once, on its row or column)
+    symbol: str  # one code point: the console, answers.csv readers, the page's squares
+    colour: str
+    hatched: bool  # inferred: the page hatches the colour
+    text: str
+
+
+ATLAS_LEGEND: tuple[LegendRow, ...] = (
+    LegendRow(AnswerStatus.WORKS, Evidence.TESTED, False, "✓", "#1a7f37", False,
+              "works (tested: a cell holding the pair passed)"),
+    LegendRow(AnswerStatus.WORKS, Evidence.AUDITED, False, "✓", "#1a7f37", False,
+              "works (audited: inferred, then a cell holding the pair passed)"),
+    LegendRow(AnswerStatus.WORKS, Evidence.INFERRED, False, "✓", "#1a7f37", True,
+              "works (inferred: neighbours on both sides agree)"),
+    LegendRow(AnswerStatus.BREAKS, Evidence.TESTED, False, "✗", "#cf222e", False,
+              "breaks (tested: failing cells with other partners, one cause)"),
+    LegendRow(AnswerStatus.BREAKS, Evidence.AUDITED, False, "✗", "#cf222e", False,
+              "breaks (audited: inferred, then confirmed by a cell)"),
+    LegendRow(AnswerStatus.BREAKS, Evidence.INFERRED, False, "✗", "#cf222e", True,
+              "breaks (inferred: by the rule its note names)"),
+    LegendRow(AnswerStatus.BREAKS, None, True, "⊗", "#953800", False,
+              "a release that fails on its own (its row or column says why)"),
+    LegendRow(AnswerStatus.FLAKY, None, False, "~", "#bf8700", False,
+              "flaky: failed and passed (passed/runs)"),
+    LegendRow(AnswerStatus.CONFLICT, None, False, "⊘", "#6e7781", False,
+              "conflict (uv cannot install both)"),
+    LegendRow(AnswerStatus.SKIPPED, None, False, "–", "#afb8c1", False,
+              "skipped (the cases skip there)"),
+    LegendRow(AnswerStatus.UNTESTED, None, False, "·", "#eaeef2", False, "untested"),
+)  # fmt: skip
+
+
+def legend_row(status: str, evidence: str | None = None, *, alone: bool = False) -> LegendRow:
+    """The legend's row of an answer: its status's row for that evidence, else its
+    status's first (an unknown word: untested's)."""
+    rows = [row for row in ATLAS_LEGEND if row.status == status and row.alone == alone]
+    exact = [row for row in rows if row.evidence in (None, evidence)]
+    return (exact or rows or [ATLAS_LEGEND[-1]])[0]
 
 
 # --------------------------------------------------------------------------- bounds

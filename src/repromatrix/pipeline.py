@@ -73,6 +73,9 @@ class RunOptions:
     baseline: Path | None = None  # a previous results.json (or its folder) to compare with
     known_issues: Path | None = None  # default: known_issues.yaml in the cases folder
     shard: Shard | None = None  # run only this part of the selection (matrix/shards.py)
+    # Where cells install from; None: the user's PIP_* / UV_* settings. The atlas's
+    # --wheelhouse hands its folder here, so its cells install only from it.
+    index: IndexSettings | None = None
 
 
 def reporting_for(options: RunOptions) -> Reporting:
@@ -165,7 +168,7 @@ class MatrixRun:
         self.say = say
         self.registry = registry or Registry()
         self.store = EnvStore(options.env_dir)
-        self.index = IndexSettings.from_environment()
+        self.index = options.index or IndexSettings.from_environment()
         self.cases_root = (options.cases or matrix.path.parent / "cases").resolve()
         if not self.cases_root.is_dir():
             raise UserError(f"{self.cases_root}: no cases folder")

@@ -1,6 +1,7 @@
 """``repromatrix baseline``: last night's artifact, for nightly.yml (nightly-results) and
-atlas.yml (atlas). Every way of not having one is one line and found=false; a
-GitHub double in memory stands in for gh (run list, run download)."""
+atlas.yml (atlas: only from a run that succeeded, and only as its fold sealed it).
+Every way of not having one is one line and found=false; a GitHub double in memory
+stands in for gh (run list, run download)."""
 
 from __future__ import annotations
 
@@ -15,22 +16,32 @@ from support.reportdata import demo_results
 from repromatrix.cli import app
 from repromatrix.errors import UserError
 from repromatrix.hunts.atlas.state import AtlasState, CellRecord, read_state, write_state
-from repromatrix.nightly.baseline import fetch_baseline
+from repromatrix.nightly.baseline import fetch_baseline, folder_digest
 
 
 class FakeGitHub:
     """Completed runs, newest first, each with the artifacts ``download`` serves (a
-    function writing its files, or a UserError to raise)."""
+    function writing its files, or a UserError to raise); ``failed``: runs that did
+    not succeed."""
 
-    def __init__(self, runs: dict[int, dict[str, object]], *, listing: UserError | None = None):
+    def __init__(
+        self,
+        runs: dict[int, dict[str, object]],
+        *,
+        listing: UserError | None = None,
+        failed: frozenset[int] = frozenset(),
+    ):
         self.runs = runs
         self.listing = listing
+        self.failed = failed
         self.downloads: list[tuple[int, str]] = []
 
-    def completed_runs(self, workflow: str, *, branch: str | None, limit: int = 5) -> list[int]:
+    def completed_runs(
+        self, workflow: str, *, branch: str | None, limit: int = 5, status: str = "completed"
+    ) -> list[int]:
         if self.listing:
             raise self.listing
-        return list(self.runs)
+        return [r for r in self.runs if status == "completed" or r not in self.failed]
 
     def download(self, run: int, *, name: str, into: Path) -> None:
         self.downloads.append((run, name))
@@ -42,6 +53,18 @@ class FakeGitHub:
         into.mkdir(parents=True, exist_ok=True)
         for file, text in served.items():
             (into / file).write_text(text)
+
+
+def sealed(files: dict[str, str], tmp: Path | None = None) -> dict[str, dict[str, str]]:
+    """An atlas artifact and the seal its fold job uploads beside it."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        for name, text in files.items():
+            (Path(folder) / name).write_text(text)
+        digest = folder_digest(Path(folder))
+    seal = json.dumps({"artifact": "123", "sha256": digest})
+    return {"atlas": files, "atlas-seal": {"seal.json": seal}}
 
 
 def _atlas_json() -> str:
@@ -65,9 +88,9 @@ def _fetch(client: FakeGitHub, into: Path, artifact: str):
 def test_atlas_state_of_the_newest_run_that_has_one(tmp_path: Path) -> None:
     client = FakeGitHub(
         {
-            9: {"atlas": {"atlas.json": "tonight's own run: never its baseline"}},
+            9: sealed({"atlas.json": "tonight's own run: never its baseline"}),
             8: {},  # expired
-            7: {"atlas": {"atlas.json": _atlas_json(), "index.html": "<html>"}},
+            7: sealed({"atlas.json": _atlas_json(), "index.html": "<html>"}),
         }
     )
     into = tmp_path / "reports" / "atlas"
@@ -75,7 +98,7 @@ def test_atlas_state_of_the_newest_run_that_has_one(tmp_path: Path) -> None:
     found = _fetch(client, into, "atlas")
 
     assert (found.found, found.run, found.note) == (True, 7, "baseline: run 7")
-    assert client.downloads == [(8, "atlas"), (7, "atlas")]
+    assert client.downloads == [(8, "atlas"), (7, "atlas"), (7, "atlas-seal")]
     assert read_state(into).cells[0].pins == {"peft": "0.17.0", "trl": "0.24.0"}
 
 
@@ -89,7 +112,7 @@ def test_the_default_artifact_is_still_nightly_results(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("runs", "listing", "expected"),
     [
-        ({}, None, "no baseline: no earlier completed nightly run (a first night)"),
+        ({}, None, "no baseline: no earlier successful run (a first night)"),
         ({}, UserError("gh: HTTP 401"), "no baseline: listing earlier runs failed (gh: HTTP 401)"),
         ({4: {}}, None, "no baseline: run 4: gh: no artifact matches atlas"),
         (
@@ -98,20 +121,31 @@ def test_the_default_artifact_is_still_nightly_results(tmp_path: Path) -> None:
             "no baseline: run 4: its atlas artifact has no atlas.json",
         ),
         (
-            {4: {"atlas": {"atlas.json": "{not json"}}},
+            {4: sealed({"atlas.json": "{not json"})},
             None,
             "no baseline: run 4's atlas cannot be read (",
         ),
         (
-            {4: {"atlas": {"atlas.json": '{"schema": 1, "cells": [{"pins": {}}]}'}}},
+            {4: sealed({"atlas.json": '{"schema": 1, "cells": [{"pins": {}}]}'})},
             None,
             "no baseline: run 4's atlas cannot be read (",
         ),
         (
             # a nightly-results artifact is not an atlas
-            {4: {"atlas": {"atlas.json": '{"schema": 1, "combinations": []}'}}},
+            {4: sealed({"atlas.json": '{"schema": 1, "combinations": []}'})},
             None,
             None,  # an atlas file with no fields is an empty atlas: found
+        ),
+        (
+            {4: {"atlas": {"atlas.json": _atlas_json()}}},
+            None,
+            "no baseline: run 4: gh: no artifact matches atlas-seal",
+        ),
+        (
+            # a cell job's atlas, not the one the fold sealed
+            {4: {**sealed({"atlas.json": _atlas_json()}), "atlas": {"atlas.json": "{}"}}},
+            None,
+            "no baseline: run 4: its atlas is not the one its fold sealed",
         ),
     ],
 )
@@ -132,7 +166,7 @@ def test_every_way_of_not_having_an_atlas_is_one_line(
 def test_the_cli_writes_found_and_note_as_step_outputs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    client = FakeGitHub({3: {"atlas": {"atlas.json": '{"schema": 2}'}}})
+    client = FakeGitHub({3: sealed({"atlas.json": '{"schema": 3}'})})
     monkeypatch.setattr("repromatrix.cli.nightly.GitHub", lambda *a, **k: client)
     outputs = tmp_path / "outputs"
     into = tmp_path / "atlas"
@@ -143,11 +177,23 @@ def test_the_cli_writes_found_and_note_as_step_outputs(
     )  # fmt: skip
 
     assert code == 0
-    assert client.downloads == [(3, "atlas")]
+    assert client.downloads == [(3, "atlas"), (3, "atlas-seal")]
     lines = outputs.read_text().splitlines()
     assert lines[0] == "found=false"
     assert lines[1].startswith("note=no baseline: run 3's atlas cannot be read (")
-    assert "not an atlas file of schema 1" in capsys.readouterr().out
+    assert "not an atlas file of schema 2" in capsys.readouterr().out
+
+
+def test_the_atlas_comes_only_from_a_run_that_succeeded(tmp_path: Path) -> None:
+    """A run whose fold failed (a cell job took the artifact's name first, say) is
+    never tomorrow's state, whatever its atlas artifact holds."""
+    client = FakeGitHub(
+        {8: sealed({"atlas.json": _atlas_json()}), 7: sealed({"atlas.json": _atlas_json()})},
+        failed=frozenset({8}),
+    )
+    found = _fetch(client, tmp_path / "atlas", "atlas")
+    assert (found.found, found.run) == (True, 7)
+    assert (8, "atlas") not in client.downloads
 
 
 def test_an_unknown_artifact_is_refused_by_the_parser(capsys) -> None:

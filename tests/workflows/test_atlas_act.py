@@ -91,9 +91,10 @@ def atlas_night(scenario: Scenario, **inputs: str) -> ActRun:
     )
     scenario.nights.append(run)
     if "atlas" in run.artifact_names():
+        assert "atlas-seal" in run.artifact_names(), "the fold seals what it uploads"
         scenario.gh.seed_run(
             FIRST_RUN_ID + len(scenario.nights) - 1,
-            {"atlas": run.artifact("atlas")},
+            {"atlas": run.artifact("atlas"), "atlas-seal": run.artifact("atlas-seal")},
             workflow="atlas.yml",
             conclusion="success" if run.returncode == 0 else "failure",
         )
@@ -136,12 +137,12 @@ def test_two_nights_answer_every_pair_and_publish_the_page(atlas_scenario: Scena
     first = atlas_night(scenario)
 
     assert first.returncode == 0, first.tail()
-    assert "no baseline: no earlier completed nightly run (a first night)" in first.log
+    assert "no baseline: no earlier successful run (a first night)" in first.log
     night_1 = pairs(cells_of(first))
     assert len(night_1) == 2, night_1  # the budget
     assert set(night_1.values()) <= {"works", "breaks"}
     for cell in cells_of(first):
-        assert cell["reason"] == "atlas-pair-unanswered", cell
+        assert cell["reason"] == "pair unanswered" and cell["plan"], cell
     combinations = [n for n in first.artifact_names() if n.startswith("combination-atlas-")]
     assert combinations == ["combination-atlas-001", "combination-atlas-002"]
     page = page_of(first)
@@ -152,11 +153,12 @@ def test_two_nights_answer_every_pair_and_publish_the_page(atlas_scenario: Scena
     second = atlas_night(scenario)
 
     assert second.returncode == 0, second.tail()
-    [(run, name)] = [
+    downloads = [
         (c["argv"][2], c["argv"][c["argv"].index("--name") + 1])
         for c in scenario.gh.calls_to("run", "download")
     ]
-    assert (run, name) == (str(FIRST_RUN_ID), "atlas")
+    # Night 1's state, and the seal its fold uploaded beside it.
+    assert downloads == [(str(FIRST_RUN_ID), "atlas"), (str(FIRST_RUN_ID), "atlas-seal")]
     both = pairs(cells_of(second))
     # Only what was left: night 1's cells stand and none is tested again.
     assert len(cells_of(second)) == 4
@@ -168,7 +170,8 @@ def test_two_nights_answer_every_pair_and_publish_the_page(atlas_scenario: Scena
         ("1.1", "2.0"): "breaks",
     }
     [broken] = [c for c in cells_of(second) if c["outcome"] == "breaks"]
-    assert broken["failures"][0]["error"].endswith("a 1.1 and b 2.0 clash")
+    [case] = broken["cases"].values()
+    assert case["error"].endswith("a 1.1 and b 2.0 clash") and case["signature"]
     assert broken["resolved"] == {"atlas-fake-a": "1.1", "atlas-fake-b": "2.0"}
 
     page = page_of(second)
@@ -177,9 +180,9 @@ def test_two_nights_answer_every_pair_and_publish_the_page(atlas_scenario: Scena
     assert "<script src=" not in html and "<link " not in html, "self-contained"
     assert '<table class="grid">' in html and "a 1.1 and b 2.0 clash" in html
     rows = list(csv.DictReader(io.StringIO(page["answers.csv"])))
-    assert len(rows) == 4, rows
+    assert len(rows) == 4, rows  # one case: a row per pair
     assert "breaks" in {r.get("status") for r in rows}, rows[0]
-    recommended = "recommended: atlas-fake-a==1.1 atlas-fake-b==1.0"
+    recommended = "recommended: `atlas-fake-a==1.1 atlas-fake-b==1.0`"
     assert recommended in page["summary.md"]
     assert recommended in second.summary()  # the step summary
     assert not _deployed(second), second.tail()

@@ -11,8 +11,8 @@
     repromatrix atlas report      re-render index.html and answers.csv from atlas.json
     repromatrix atlas plan --tier-file FILE
                                   a nightly's fan-out: tonight's cells as a tier
-    repromatrix atlas fold --results DIR
-                                  and its merged results folded back into the atlas
+    repromatrix atlas fold --plan FILE --artifacts DIR
+                                  and each planned cell's own artifact folded back
 
 Exit status: 0 done, 1 (recommend) no set is known to work, 2 bad input.
 """
@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 from repromatrix.hunt_table import hunt
 
 if TYPE_CHECKING:
-    from repromatrix.hunts.atlas.engine import RunCells
-    from repromatrix.hunts.atlas.flow import AtlasOptions
+    from repromatrix.hunts.atlas.engine import CellRunner
+    from repromatrix.hunts.atlas.run import AtlasOptions
     from repromatrix.probe.prober import Prober
 
 COMMANDS = ("atlas",)
@@ -87,7 +87,18 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
     common(fold)
     fold.add_argument(
-        "--results", type=Path, required=True, metavar="DIR", help="the merged results folder"
+        "--plan",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the plan's tier file (atlas plan --tier-file), checked against atlas.json",
+    )
+    fold.add_argument(
+        "--artifacts",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="the downloaded combination-atlas-NNN artifacts (one folder each)",
     )
 
     query = steps.add_parser("query", help="each release of OTHER with PKG==VER")
@@ -125,20 +136,43 @@ def run_command(args: argparse.Namespace) -> int | None:
             args.matrix, args.out, args.wheelhouse, args.budget, args.json, args.tier_file
         )
     if args.step == "fold":
-        return commands.fold(args.out, args.matrix, args.results)
+        return _fold(args)
     return None
 
 
 def options(args: argparse.Namespace) -> AtlasOptions:
     """``atlas run``'s options, named as AtlasOptions names them (known_issues: the
     default)."""
-    from repromatrix.hunts.atlas.flow import AtlasOptions
+    from repromatrix.hunts.atlas.run import AtlasOptions
 
     given = ("matrix", "out", "wheelhouse", "budget", "jobs", "env_dir", "cases", "reruns")
     return AtlasOptions(**{name: getattr(args, name) for name in given})
 
 
-def runner(_args: argparse.Namespace, _given: Prober | None = None) -> RunCells | None:
-    """The atlas's cells run through the pipeline (None): its runner is no Prober, so
-    one handed to main() is not its."""
+def runner(_args: argparse.Namespace, _given: Prober | None = None) -> CellRunner | None:
+    """The atlas's cells run through the pipeline (None): a Prober makes one probe,
+    the atlas runs whole cells (engine.CellRunner), so one handed to main() is not
+    its; tests hand theirs to hunts.atlas.run.run."""
     return None
+
+
+def _fold(args: argparse.Namespace) -> int:
+    """``atlas fold``: the cell jobs of the plan's tier file made again (the plan
+    ci-matrix cut), so each cell is taken from its own job's artifact."""
+    from repromatrix.hunts.atlas import commands
+    from repromatrix.hunts.atlas.cells import TIER
+    from repromatrix.hunts.atlas.fold import expected_cells
+    from repromatrix.matrix.load import load_matrix
+    from repromatrix.nightly import slices
+
+    tier = load_matrix(args.plan)
+    combos = tier.tier(TIER)
+    parts = slices.plan(combos, count=1, settings=tier.settings_of(TIER))
+    artifact_of = {
+        cell: f"combination-{job.combinations[0]}"
+        for part in parts
+        for job in part
+        for cell in job.combinations
+    }
+    expected = expected_cells(combos, artifact_of)
+    return commands.fold(args.out, args.matrix, args.plan, args.artifacts, expected)

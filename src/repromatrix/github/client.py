@@ -112,9 +112,12 @@ class GitHub:
     def reopen(self, number: int) -> None:
         self._call(["issue", "reopen", str(number)])
 
-    def completed_runs(self, workflow: str, *, branch: str | None, limit: int = 5) -> list[int]:
-        """Ids of the newest completed runs of ``workflow`` (on ``branch``)."""
-        args = ["run", "list", "--workflow", workflow, "--status", "completed"]
+    def completed_runs(
+        self, workflow: str, *, branch: str | None, limit: int = 5, status: str = "completed"
+    ) -> list[int]:
+        """Ids of the newest completed runs of ``workflow`` (on ``branch``); ``status``
+        ``success``: only those that succeeded."""
+        args = ["run", "list", "--workflow", workflow, "--status", status]
         if branch:
             args += ["--branch", branch]
         listed = self._call([*args, "--limit", str(limit), "--json", "databaseId"])

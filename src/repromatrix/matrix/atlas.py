@@ -2,7 +2,10 @@
 atlas covers, and how much a run may test (hunts/atlas/ reads it)::
 
     atlas:
-      axes: {transformers: ">=4.52,<5.3", peft: ">=0.15", trl: ">=0.19"}
+      axes:
+        transformers: ">=4.52,<5.3"
+        peft: ">=0.15"
+        trl: {versions: ">=0.19", optional: true}   # cells without trl too
       releases: latest-patch     # or all
       pins: {torch: "2.13.0"}    # held in every cell
       cases: [test_whisper_full_finetune.py]
@@ -57,6 +60,7 @@ class AtlasSettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     axes: dict[str, str]  # package -> PEP 440 specifier ("" for every release)
+    optional: tuple[str, ...] = ()  # axes whose package may be absent from a cell
     releases: Literal["latest-patch", "all"] = "latest-patch"
     pins: tuple[Pin, ...] = ()
     cases: tuple[str, ...] = ()
@@ -78,11 +82,16 @@ def read_atlas(data: Any, name: str, packages: tuple[str, ...]) -> AtlasSettings
     if len(block.axes) < 2:
         raise UserError(f"{name}: atlas.axes: {block.axes!r}: name at least two packages (a pair)")
     axes: dict[str, str] = {}
+    optional: list[str] = []
     for package, spec in block.axes.items():
         at = key_path((*where, "axes", package))
         canonical = canonicalize_name(package)
         if canonical not in packages:
             raise UserError(f"{name}: {at}: unknown package (not listed under 'packages')")
+        if isinstance(spec, dict):
+            spec, absent = _axis(spec, f"{name}: {at}")
+            if absent:
+                optional.append(canonical)
         axes[canonical] = _specifier(spec, f"{name}: {at}")
     pins: list[Pin] = []
     for package, raw in block.pins.items():
@@ -102,6 +111,7 @@ def read_atlas(data: Any, name: str, packages: tuple[str, ...]) -> AtlasSettings
             raise UserError(f"{name}: {at}: {case!r} is not a case in the cases folder")
     return AtlasSettings(
         axes=axes,
+        optional=tuple(optional),
         releases=block.releases,
         pins=tuple(sorted(pins, key=lambda p: packages.index(p.package))),
         cases=tuple(block.cases),
@@ -109,6 +119,18 @@ def read_atlas(data: Any, name: str, packages: tuple[str, ...]) -> AtlasSettings
         budget=block.budget,
         audit=block.audit,
     )
+
+
+def _axis(spec: dict[str, Any], where: str) -> tuple[Any, bool]:
+    """``{versions: ">=0.22", optional: true}``: the specifier, and whether cells
+    without the package are part of the atlas."""
+    unknown = sorted(set(spec) - {"versions", "optional"})
+    if unknown:
+        raise UserError(f"{where}.{unknown[0]}: unknown key (an axis takes versions, optional)")
+    absent = spec.get("optional", False)
+    if not isinstance(absent, bool):
+        raise UserError(f"{where}.optional: {absent!r} is not true or false")
+    return spec.get("versions", ""), absent
 
 
 def _specifier(spec: Any, where: str) -> str:

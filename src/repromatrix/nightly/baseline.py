@@ -6,7 +6,10 @@ without one, and the issue says which and why.
 
 The atlas's nightly (atlas.yml) keeps its state the same way: last night's ``atlas``
 artifact (reports/atlas/, atlas.json read by hunts/atlas/state.py) is where tonight
-plans from.
+plans from, taken only from a run that succeeded (its fold job then uploaded the
+``atlas`` artifact itself: a cell job that uploaded one first would have failed that
+upload, and the run) and only when it matches that fold's seal (``atlas-seal``:
+seal.json, the artifact's id and its files' digest, digest.sh's).
 
 Every way of not having one is a line, never a failure: a first night, expired
 artifacts, a gh that cannot list or download (not authenticated, rate limited), a
@@ -15,6 +18,8 @@ corrupt file or one of another schema.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,6 +51,43 @@ ARTIFACTS: dict[str, tuple[str, Callable[[Path], None]]] = {
 }
 
 
+# Artifacts kept only from a run that succeeded, with a seal artifact beside them.
+SEALED = {"atlas": "atlas-seal"}
+
+
+def folder_digest(folder: Path) -> str:
+    """digest.sh's digest of a folder: the sha256 of ``sha256sum``'s lines for every
+    file, in byte order of their ./paths."""
+    lines = []
+    files = sorted(
+        folder.rglob("*"), key=lambda p: ("./" + p.relative_to(folder).as_posix()).encode()
+    )
+    for path in files:
+        if path.is_symlink() or not (path.is_file() or path.is_dir()):
+            raise UserError(f"{path.name}: not a regular file")
+        if path.is_file():
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            lines.append(f"{digest}  ./{path.relative_to(folder).as_posix()}\n")
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def _check_seal(client: GitHub, run: int, artifact: str, into: Path) -> None:
+    """UserError unless ``into`` holds what run ``run``'s seal says it uploaded."""
+    seal = into.parent / f".{into.name}-seal"
+    shutil.rmtree(seal, ignore_errors=True)
+    try:
+        client.download(run, name=SEALED[artifact], into=seal)
+        data = json.loads((seal / "seal.json").read_text(encoding="utf-8"))
+        wanted = str(data["sha256"]) if isinstance(data, dict) else ""
+    except (OSError, ValueError, KeyError) as err:
+        raise UserError(f"its {SEALED[artifact]} cannot be read ({type(err).__name__})") from None
+    finally:
+        shutil.rmtree(seal, ignore_errors=True)
+    found = folder_digest(into)
+    if found != wanted:
+        raise UserError(f"its {artifact} is not the one its fold sealed (sha256 {found[:12]})")
+
+
 @dataclass(frozen=True)
 class Baseline:
     found: bool
@@ -66,12 +108,15 @@ def fetch_baseline(
     """Download the newest readable ``artifact`` (one of ARTIFACTS) into ``into``
     (emptied first)."""
     needed, read = ARTIFACTS[artifact]
+    status = "success" if artifact in SEALED else "completed"
     try:
-        runs = [r for r in client.completed_runs(workflow, branch=branch) if r != this_run]
+        found = client.completed_runs(workflow, branch=branch, status=status)
+        runs = [r for r in found if r != this_run]
     except UserError as err:
         return Baseline(False, f"no baseline: listing earlier runs failed ({err})")
     if not runs:
-        return Baseline(False, "no baseline: no earlier completed nightly run (a first night)")
+        first = "completed nightly" if status == "completed" else "successful"
+        return Baseline(False, f"no baseline: no earlier {first} run (a first night)")
     problems = []
     for run in runs[:tries]:
         shutil.rmtree(into, ignore_errors=True)
@@ -82,6 +127,12 @@ def fetch_baseline(
             continue
         if not (into / needed).is_file():
             problems.append(f"run {run}: its {artifact} artifact has no {needed}")
+            continue
+        try:
+            if artifact in SEALED:
+                _check_seal(client, run, artifact, into)
+        except UserError as err:
+            problems.append(f"run {run}: {err}")
             continue
         try:
             read(into)

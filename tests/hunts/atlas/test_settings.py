@@ -7,19 +7,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from planted import STACK
 
 from repromatrix.cli import app
 from repromatrix.errors import UserError
 from repromatrix.matrix import load_matrix
 
-BASE = """
-schema: 1
-packages: [torch, transformers, peft, trl]
-defaults: {torch: "2.13.0"}
-tiers:
-  smoke:
-    - {id: one, transformers: "4.56.2"}
-"""
+BASE = STACK
 
 
 def write(tmp_path: Path, atlas: str) -> Path:
@@ -47,9 +41,27 @@ def test_the_block_is_read_with_its_defaults(tmp_path: Path) -> None:
     assert load_matrix(write(tmp_path, "")).atlas is None
 
 
+def test_an_optional_axis(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        atlas:
+          axes: {transformers: ">=4.52", trl: {versions: ">=0.22", optional: true}}
+        """,
+    )
+    atlas = load_matrix(path).atlas
+    assert atlas is not None
+    assert atlas.axes == {"transformers": ">=4.52", "trl": ">=0.22"}
+    assert atlas.optional == ("trl",)
+
+
 @pytest.mark.parametrize(
     ("block", "line"),
     [
+        ("atlas: {axes: {transformers: '>=4.5', trl: {versions: '>=0.2', optional: 1}}}",
+         "matrix.yaml: atlas.axes.trl.optional: 1 is not true or false"),
+        ("atlas: {axes: {transformers: '>=4.5', trl: {version: '>=0.2'}}}",
+         "matrix.yaml: atlas.axes.trl.version: unknown key"),
         ("atlas: {axes: {transformers: '>=4.5x', peft: '>=0.15'}}",
          "matrix.yaml: atlas.axes.transformers: '>=4.5x' is not a version specifier"),
         ("atlas: {axes: {transformers: 4.50, peft: '>=0.15'}}",

@@ -3,7 +3,12 @@
 Each pair is resolved with the held pins (``uv pip compile``, the cells' indexes and
 interpreter); "No solution found" makes it a ``conflict`` with uv's reason, and the
 covering array leaves it out. Each pair is asked once: the answers are kept in
-atlas.json (``resolutions``).
+atlas.json (``resolutions``). A pair with an optional axis's ``ABSENT`` asks for the
+other release alone.
+
+Planning never runs a build backend (``--no-build``: wheels only). A pair that needs
+a source distribution built is not called a conflict: its cell decides, where a
+build is the cell's own business.
 """
 
 from __future__ import annotations
@@ -16,13 +21,15 @@ from repromatrix.environment import IndexSettings
 from repromatrix.environment.uv import find_interpreter, uv_binary, uv_message
 from repromatrix.errors import UserError
 from repromatrix.hunts.atlas.state import Resolution
-from repromatrix.hunts.atlas.universe import Pair, Universe
+from repromatrix.hunts.atlas.universe import ABSENT, Pair, Universe
 from repromatrix.matrix.pins import Pin
 
 # requirements -> "" when they resolve together, else uv's reason on one line
 Resolve = Callable[[list[str]], str]
 
 RESOLVE_TIMEOUT = 300.0
+# What uv says when --no-build stopped it (not a conflict of the pair's metadata).
+NEEDS_A_BUILD = ("building from source is disabled", "--no-build", "no usable wheels")
 
 
 def uv_resolver(index: IndexSettings, python: str | None = None) -> Resolve:
@@ -32,6 +39,7 @@ def uv_resolver(index: IndexSettings, python: str | None = None) -> Resolve:
 
     def resolve(requirements: list[str]) -> str:
         args = [uv, "pip", "compile", "-", "--python", interpreter, "--quiet", "--no-header"]
+        args.append("--no-build")  # metadata from wheels only: no sdist's backend runs
         done = procs.run(
             [*args, *index.uv_args()],
             input="\n".join(requirements) + "\n",
@@ -41,6 +49,8 @@ def uv_resolver(index: IndexSettings, python: str | None = None) -> Resolve:
             raise UserError(f"uv pip compile {' '.join(requirements)}: timed out")
         if done.returncode == 0:
             return ""
+        if any(word in done.stderr for word in NEEDS_A_BUILD):
+            return ""  # only a build would tell: the cell will
         if "No solution found" in done.stderr:
             return uv_message(done.stderr)
         raise UserError(f"uv pip compile {' '.join(requirements)}: {uv_message(done.stderr)}")
@@ -70,7 +80,7 @@ def resolve_pairs(
     say(f"resolving {len(todo)} pairs with uv (conflicts are never run)")
 
     def one(pair: Pair) -> Resolution:
-        requirements = [*held, *(f"{p}=={v}" for p, v in pair)]
+        requirements = [*held, *(f"{p}=={v}" for p, v in pair if v != ABSENT)]
         return Resolution(pins=dict(pair), conflict=resolve(requirements))
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

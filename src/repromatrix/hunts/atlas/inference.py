@@ -1,29 +1,35 @@
-"""Answers inferred from neighbours, pure.
+"""Answers inferred from neighbours, pure, one case at a time.
 
 Outcomes mostly flip once along an axis (a release breaks something, a later one
-fixes it). So an open pair (x, y) whose nearest tested neighbours on both sides of
-one axis agree (x- and x+ with the same y, or y- and y+ with the same x) takes their
-answer, marked ``inferred``; never across a conflict or a disagreement, never from
-an inferred answer. A share of each run's budget re-tests inferred answers (the
-audit) and the atlas reports how often they held.
+fixes it). So an open pair (x, y) whose nearest answered neighbours on both sides of
+one axis are tested and agree (x- and x+ with the same y, or y- and y+ with the same
+x: both work, or both break with one cause) takes their answer, marked ``inferred``
+with that rule; never across a conflict or a disagreement, never from an inferred
+answer, never along "absent" (not a release), and never for a pair that may cause a
+failure nothing explains yet. The audit (audit.py) re-tests inferred answers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Set
+from dataclasses import replace
 
-from repromatrix.hunts.atlas.knowledge import Answer
-from repromatrix.hunts.atlas.universe import Pair, Universe
+from repromatrix.hunts.atlas.rules import CaseAnswer, Rule
+from repromatrix.hunts.atlas.universe import ABSENT, Pair, Universe
+from repromatrix.outcomes import AnswerStatus, Evidence
+
+AGREEING = (AnswerStatus.WORKS, AnswerStatus.BREAKS)
+FIRM = (Evidence.TESTED, Evidence.AUDITED)
 
 
 def infer(
-    universe: Universe, answers: Mapping[Pair, Answer], suspects: Set[Pair] = frozenset()
-) -> dict[Pair, Answer]:
-    """``answers`` with each open pair inferred where its neighbours allow; never a
-    ``suspect`` (a pair that may cause a failure nothing explains yet)."""
+    universe: Universe, answers: Mapping[Pair, CaseAnswer], suspects: Set[Pair] = frozenset()
+) -> dict[Pair, CaseAnswer]:
+    """``answers`` (one case's) with each open pair inferred where its neighbours
+    allow; never a ``suspect``."""
     out = dict(answers)
     for pair, answer in answers.items():
-        if answer.status != "untested" or pair in suspects:
+        if answer.status != AnswerStatus.UNTESTED or pair in suspects:
             continue
         for moving in (0, 1):
             found = _between(universe, answers, pair, moving)
@@ -34,38 +40,46 @@ def infer(
 
 
 def _between(
-    universe: Universe, answers: Mapping[Pair, Answer], pair: Pair, moving: int
-) -> Answer | None:
+    universe: Universe, answers: Mapping[Pair, CaseAnswer], pair: Pair, moving: int
+) -> CaseAnswer | None:
     (package, version) = pair[moving]
+    if version == ABSENT:
+        return None
     fixed = pair[1 - moving]
-    versions = universe.axes[package]
+    versions = universe.releases(package)
     at = versions.index(version)
 
-    def tested_at(i: int) -> tuple[str, Answer] | None:
+    def answered_at(i: int) -> tuple[str, CaseAnswer] | None:
         other = (package, versions[i])
-        key = (other, fixed) if moving == 0 else (fixed, other)
-        found = answers.get(key)
-        if found is None or found.status == "untested":
+        found = answers.get((other, fixed) if moving == 0 else (fixed, other))
+        if found is None or found.status in (AnswerStatus.UNTESTED, AnswerStatus.SKIPPED):
             return None
         return versions[i], found
 
-    below = next((a for i in range(at - 1, -1, -1) if (a := tested_at(i)) is not None), None)
-    above = next((a for i in range(at + 1, len(versions)) if (a := tested_at(i)) is not None), None)
+    below = next((a for i in range(at - 1, -1, -1) if (a := answered_at(i)) is not None), None)
+    above = next(
+        (a for i in range(at + 1, len(versions)) if (a := answered_at(i)) is not None), None
+    )
     if below is None or above is None:
         return None
     (low, under), (high, over) = below, above
-    if under.evidence != "tested" or over.evidence != "tested":
+    if under.evidence not in FIRM or over.evidence not in FIRM:
         return None
-    if under.status != over.status or under.status not in ("works", "breaks"):
+    if under.status != over.status or under.status not in AGREEING:
         return None
-    if under.status == "breaks" and under.case != over.case:
+    if under.status == AnswerStatus.BREAKS and under.cause != over.cause:
         return None
-    return Answer(
-        under.status,
-        "inferred",
-        case=under.case,
-        error=under.error,
-        link=under.link,
+    note = Rule.NEIGHBOURS.value.format(
+        package=package, low=low, high=high, other=f"{fixed[0]} {fixed[1]}"
+    )
+    return replace(
+        under,
+        evidence=Evidence.INFERRED,
+        rule=Rule.NEIGHBOURS,
+        note=note,
         cells=under.cells + over.cells,
-        note=f"{package} {low} and {high} on either side agree (with {fixed[0]} {fixed[1]})",
+        passed=answers[pair].passed,
+        runs=answers[pair].runs,
+        alone=None,
+        higher=(),
     )

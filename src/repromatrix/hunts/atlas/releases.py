@@ -1,5 +1,6 @@
-"""Each axis's releases, as the user's indexes list them: probe's candidates.py reads
-the indexes, search.ranges's ``latest-patch`` / ``all`` selection picks among them."""
+"""Each axis's releases, as the user's indexes (or only ``--wheelhouse``) list them:
+probe's candidates.py reads the indexes, search.ranges's ``latest-patch`` / ``all``
+selection picks among them; an optional axis gets ``ABSENT`` first."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from packaging.specifiers import SpecifierSet
 
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
-from repromatrix.hunts.atlas.universe import Universe
+from repromatrix.hunts.atlas.universe import ABSENT, Universe
 from repromatrix.matrix.atlas import AtlasSettings
 from repromatrix.probe.candidates import Listing, list_releases
 from repromatrix.search.ranges import Releases, select
@@ -35,5 +36,6 @@ def list_universe(
         if not chosen:
             shown = spec or "any version"
             raise UserError(f"atlas.axes.{package}: {shown!r}: no release of {package} matches")
-        axes[package] = tuple(str(v) for v in chosen)
+        found = tuple(str(v) for v in chosen)
+        axes[package] = (ABSENT, *found) if package in settings.optional else found
     return Universe(axes=axes, held=settings.held())

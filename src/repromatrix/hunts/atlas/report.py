@@ -1,35 +1,37 @@
-"""reports/atlas/: index.html (one self-contained page), answers.csv (every answer)
-and summary.md (the atlas in a few lines), rendered from atlas.json alone (asv's
-publish: re-rendering runs nothing).
+"""reports/atlas/: index.html (one self-contained page, page.py), answers.csv (every
+pair's answer, per case) and summary.md (the atlas in a few lines), rendered from
+atlas.json alone (asv's publish: re-rendering runs nothing).
 
-The page: per pair of axes a releases x releases grid coloured by answer (tested
-solid, inferred hatched), each square opening its cells, the failing case, the
-error, a registered issue's link and the repro command; the recommended set; where
-answers change; the audit's accuracy.
+What a cell wrote reaches these files as text only: bounded (state.py), links
+http(s) or nothing, no CSV cell that a spreadsheet would read as a formula, and in
+summary.md (appended to the nightly's step summary) only through the inert Markdown
+builders every post uses (github/markdown.py).
 """
 
 from __future__ import annotations
 
 import csv
-import dataclasses
-import html
 import io
-import itertools
-import json
-from importlib import resources
 from pathlib import Path
-from typing import Any
 
+from repromatrix.github.markdown import code_span, text
+from repromatrix.hunts.atlas import summary as facts
+from repromatrix.hunts.atlas.page import render_html
 from repromatrix.hunts.atlas.query import recommend
-from repromatrix.hunts.atlas.summary import audit_accuracy, transitions
+from repromatrix.hunts.atlas.state import safe_link
+from repromatrix.hunts.atlas.universe import shown
 from repromatrix.hunts.atlas.view import View, load_view
+from repromatrix.outcomes import AnswerStatus
 from repromatrix.results.folder import write_text_atomic
 
-SYMBOL = {"works": "✓", "breaks": "✗", "conflict": "⊘", "untested": "·"}
 CSV_FIELDS = (
-    "package", "version", "other", "other_version", "status", "evidence", "case", "error",
-    "link", "cells",
+    "package", "version", "other", "other_version", "case", "status", "evidence", "rule",
+    "passed", "runs", "cause", "signature", "error", "link", "note", "pair_status",
+    "pair_evidence", "cells",
 )  # fmt: skip
+# What a spreadsheet takes for a formula at a cell's start (OWASP's CSV injection).
+FORMULA = ("=", "+", "-", "@", "\t", "\r", "|", "%")
+MAX_LINES = 400  # summary.md's lists, at most (the CSV holds everything)
 
 
 def render(out: Path) -> list[Path]:
@@ -40,188 +42,105 @@ def render(out: Path) -> list[Path]:
 def write_report(view: View) -> list[Path]:
     folder = view.folder
     written = []
-    for name, text in (
+    for name, rendered in (
         ("index.html", render_html(view)),
         ("answers.csv", render_csv(view)),
         ("summary.md", render_summary(view)),
     ):
-        write_text_atomic(folder / name, text)
+        write_text_atomic(folder / name, rendered)
         written.append(folder / name)
     return written
 
 
-def _e(text: Any) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _json(data: Any) -> str:
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _asset(name: str) -> str:
-    # one part per joinpath: the package may load as a namespace's (MultiplexedPath)
-    return resources.files(__package__).joinpath("assets").joinpath(name).read_text("utf-8")
-
-
-def _key(a: str, x: str, b: str, y: str) -> str:
-    return f"{a}=={x}|{b}=={y}"
-
-
-def render_html(view: View) -> str:
-    universe = view.universe
-    answers: dict[str, Any] = {}
-    grids = []
-    for a, b in itertools.combinations(universe.packages, 2):
-        rows = []
-        for x in reversed(universe.axes[a]):
-            squares = []
-            for y in universe.axes[b]:
-                answer = view.answer((a, x), (b, y))
-                key = _key(a, x, b, y)
-                answers[key] = {
-                    "title": f"{a} {x} + {b} {y}",
-                    "status": answer.status,
-                    "evidence": answer.evidence,
-                    "case": answer.case,
-                    "error": answer.error,
-                    "link": answer.link,
-                    "note": answer.note,
-                    "cells": list(answer.cells),
-                    "failures": [list(f) for f in answer.failures],
-                }
-                title = f"{a} {x} + {b} {y}: {answer.status}"
-                title += f" ({answer.evidence})" if answer.evidence else ""
-                squares.append(
-                    f'<td class="sq {answer.status} {answer.evidence}" data-k="{_e(key)}" '
-                    f'title="{_e(title)}">{SYMBOL[answer.status]}</td>'
-                )
-            rows.append(f"<tr><th>{_e(x)}</th>{''.join(squares)}</tr>")
-        head = "".join(f'<th><span class="v">{_e(y)}</span></th>' for y in universe.axes[b])
-        grids.append(
-            f'<div><table class="grid"><thead><tr><th class="corner">{_e(a)} ↓ · {_e(b)} →'
-            f"</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
-        )
-    cells = [
-        {
-            "pins": c.pins,
-            "outcome": c.outcome,
-            "failures": [dataclasses.asdict(f) for f in c.failures],
-            "repro": c.repro,
-        }
-        for c in view.cells
-    ]
-    data = _json({"answers": answers, "cells": cells})
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>repromatrix compatibility atlas</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>{_asset("atlas.css")}</style></head><body>
-<h1>Compatibility atlas</h1>
-{_facts(view)}
-{_recommended(view)}
-<div class="legend">{_legend()}</div>
-<div class="grids">{"".join(grids)}<div id="detail" class="panel">Click a square.</div></div>
-{_changes(view)}
-<script type="application/json" id="atlas-data">{data}</script>
-<script>{_asset("atlas.js")}</script>
-</body></html>
-"""
-
-
-def _facts(view: View) -> str:
-    state, universe = view.state, view.universe
-    axes = "; ".join(f"{p} {v[0]} … {v[-1]} ({len(v)})" for p, v in universe.axes.items())
-    held = ", ".join(f"{p} {v}" for p, v in state.held.items()) or "none"
-    statuses = [a.status for a in view.answers.values()]
-    counts = ", ".join(f"{statuses.count(s)} {s}" for s in SYMBOL if statuses.count(s))
-    inferred = sum(1 for a in view.answers.values() if a.evidence == "inferred")
-    held_audits, audited = audit_accuracy(view)
-    audit = (
-        f"{held_audits} of {audited} inferred answers held when re-tested"
-        if audited
-        else ("no inferred answer audited yet")
-    )
-    run = state.runs[-1] if state.runs else None
-    last = f"last run {run.started}: {run.cells} cells in {run.seconds:.0f} s" if run else ""
-    cases = "".join(f"<li><code>{_e(c)}</code></li>" for c in state.cases)
-    return (
-        f'<div class="meta">axes: {_e(axes)} · held: {_e(held)} · strength {state.strength}</div>'
-        f'<div class="meta">{len(view.cells)} cells tested; lower bound '
-        f"{universe.lower_bound()} (the two largest axes' product); pairs: {_e(counts)} "
-        f"({inferred} inferred) · {_e(audit)} · {_e(last)}</div>"
-        f'<details class="meta"><summary>cases each cell runs</summary><ul>{cases}</ul></details>'
-    )
-
-
-def _recommended(view: View) -> str:
-    found = recommend(view, [])
-    if found["set"] is None:
-        body = "no tested set of these versions works yet"
-    else:
-        pins = " ".join(f"{p}=={v}" for p, v in found["set"].items())
-        repro = found["cells"][0]["repro"] if found["cells"] else ""
-        body = f"<b><code>{_e(pins)}</code></b> ran green as one cell"
-        body += f"<br>rerun: <code>{_e(repro)}</code>" if repro else ""
-    if found["newer"]:
-        newer = " ".join(f"{p}=={v}" for p, v in found["newer"].items())
-        body += (
-            f"<br>newer, every pair known to work (not yet run together): <code>{_e(newer)}</code>"
-        )
-    return f'<div class="panel" id="recommended"><h2>Recommended set</h2>{body}</div>'
-
-
-def _legend() -> str:
-    keys = [
-        ("works", "", "works (tested)"),
-        ("works", "inferred", "works (inferred)"),
-        ("breaks", "", "breaks (tested)"),
-        ("breaks", "inferred", "breaks (inferred)"),
-        ("conflict", "", "conflict (uv cannot install both)"),
-        ("untested", "", "untested"),
-    ]
-    return "".join(
-        f'<span class="key"><span class="sw {s} {e}"></span>{_e(t)}</span>' for s, e, t in keys
-    )
-
-
-def _changes(view: View) -> str:
-    items = "".join(f"<li>{_e(change.text())}</li>" for change in transitions(view))
-    return f"<h2>Where answers change</h2><ul>{items or '<li>nowhere</li>'}</ul>"
+def inert(text: object) -> str:
+    """A CSV cell no spreadsheet evaluates: one that would start a formula is quoted
+    with a leading apostrophe."""
+    value = str(text)
+    return "'" + value if value.startswith(FORMULA) else value
 
 
 def render_csv(view: View) -> str:
+    """One row per pair and case; the breaks first, grouped by cause (the causes in
+    summary.md's order), then every other answer in pair order."""
+    rank = {(c.case, c.key): i for i, c in enumerate(facts.causes(view))}
+    rows: list[tuple[tuple[int, int], list[object]]] = []
+    for n, (((a, x), (b, y)), answer) in enumerate(view.answers.items()):
+        pair = (str(answer.status), str(answer.evidence or ""))
+        for case in answer.cases or [None]:
+            if case is None:  # a conflict: no case ran
+                row = ["", *pair, answer.rule.name.lower() if answer.rule else "", 0, 0, "", "",
+                       answer.error, "", answer.note, *pair, ""]  # fmt: skip
+                order = (len(rank), n)
+            else:
+                cells = ";".join(
+                    " ".join(f"{p}=={v}" for p, v in view.cells[i].pins.items())
+                    for i in case.cells[:20]
+                )
+                row = [
+                    case.case, str(case.status), str(case.evidence or ""),
+                    case.rule.name.lower() if case.rule else "", case.passed, case.runs,
+                    case.cause_line, case.cause, case.error, safe_link(case.link), case.note,
+                    *pair, cells,
+                ]  # fmt: skip
+                broken = case.status == AnswerStatus.BREAKS
+                order = (rank.get((case.case, case.cause), len(rank)) if broken else len(rank), n)
+            rows.append((order, [a, x, b, y, *row]))
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_FIELDS)
-    for ((a, x), (b, y)), answer in view.answers.items():
-        cells = ";".join(
-            " ".join(f"{p}=={v}" for p, v in view.cells[i].pins.items()) for i in answer.cells
-        )
-        writer.writerow(
-            (a, x, b, y, answer.status, answer.evidence, answer.case, answer.error,
-             answer.link, cells)
-        )  # fmt: skip
+    for _, row in sorted(rows, key=lambda item: item[0]):
+        writer.writerow([inert(v) for v in row])
     return out.getvalue()
 
 
 def render_summary(view: View) -> str:
     universe = view.universe
-    statuses = [a.status for a in view.answers.values()]
     found = recommend(view, [])
-    held_audits, audited = audit_accuracy(view)
+    seconds, runs = facts.cell_seconds(view)
+    by_cause = facts.causes(view)
+    breaks = sum(1 for a in view.answers.values() if a.status == AnswerStatus.BREAKS)
     lines = [
         "# Compatibility atlas",
         "",
-        "- axes: " + "; ".join(f"{p} {', '.join(v)}" for p, v in universe.axes.items()),
+        "- axes: " + text("; ".join(f"{p} {', '.join(v)}" for p, v in universe.axes.items())),
         f"- cells tested: {len(view.cells)}; lower bound {universe.lower_bound()}",
-        "- pairs: " + ", ".join(f"{statuses.count(s)} {s}" for s in SYMBOL if statuses.count(s)),
-        f"- audit: {held_audits} of {audited} inferred answers held",
+        f"- pairs: {text(facts.counts_line(view))}",
+        f"- breaks: {facts.counted(breaks, 'break')}, {facts.counted(len(by_cause), 'cause')}",
+        "- audit: " + text(_audit_line(view)),
+        f"- cell time: {seconds / 60:.0f} min over {facts.counted(len(view.state.cells), 'cell')}"
+        f" ({facts.counted(runs, 'finished run')})",
     ]
-    if view.state.runs:
-        total = sum(r.seconds for r in view.state.runs)
-        lines.append(f"- wall time of its runs: {total:.0f} s")
     if found["set"]:
-        lines.append("- recommended: " + " ".join(f"{p}=={v}" for p, v in found["set"].items()))
+        pins = " ".join(f"{p}=={v}" for p, v in found["set"].items())
+        lines.append("- recommended: " + code_span(pins))
+    solo = facts.alone(view)
+    if solo:
+        lines += ["", "## Releases that fail on their own", ""]
+        for value, answers in sorted(solo.items()):
+            for case in answers:
+                why = facts.brief(case.cause_line or case.error)
+                lines.append(
+                    f"- {text(shown([value]))}: {code_span(case.case)}: "
+                    f"{text(f'{why} ({case.note})')}"
+                )
+    lines += ["", "## Breaks by cause", ""]
+    lines += [f"- {text(cause.text(view))}" + (f"; rerun: {code_span(cause.repro)}" if cause.repro
+              else "") for cause in by_cause[:MAX_LINES]] or ["- none"]  # fmt: skip
+    three = facts.three_way(view)
+    if three:
+        lines += ["", "## Three-way failures", ""]
+        lines += [f"- {text(t.text())}" for t in three[:MAX_LINES]]
     lines += ["", "## Where answers change", ""]
-    lines += [f"- {change.text()}" for change in transitions(view)] or ["- nowhere"]
+    changes = facts.transitions(view)[:MAX_LINES]
+    lines += [f"- {text(change.text())}" for change in changes] or ["- nowhere"]
     return "\n".join(lines) + "\n"
+
+
+def _audit_line(view: View) -> str:
+    kinds = facts.audits_by_kind(view)
+    if not kinds:
+        return "no inferred answer audited yet"
+    held = sum(h for h, _ in kinds.values())
+    total = sum(n for _, n in kinds.values())
+    detail = ", ".join(f"{kind} {h} of {n}" for kind, (h, n) in kinds.items())
+    return f"{held} of {total} inferred answers held when re-tested ({detail})"

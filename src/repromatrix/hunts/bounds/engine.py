@@ -48,7 +48,7 @@ from repromatrix.hunts.bounds.oracles import (
 )
 from repromatrix.hunts.bounds.ranges import Dependency
 from repromatrix.hunts.bounds.working import WorkingSet
-from repromatrix.outcomes import BoundVerdict
+from repromatrix.outcomes import BoundVerdict, Evidence
 from repromatrix.search import ddmin as dd
 from repromatrix.search.bisection import Find, search
 
@@ -141,7 +141,7 @@ class _Bounds:
         end.tested, end.outcome = lowest, seen.outcome
         end.show(seen)
         if seen.outcome is GOOD:
-            end.works, end.evidence = lowest, "tested"
+            end.works, end.evidence = lowest, Evidence.TESTED
             return
         if seen.outcome is SKIP:
             end.verdict, end.evidence = BoundVerdict.UNTESTABLE, "could not be tested"
@@ -151,7 +151,7 @@ class _Bounds:
         along = self.ctx.along(working, d.name, f"floor of {d.name}")
         result = search(walk, along, Find.FIRST_GOOD)
         shown_by(end, result)
-        end.verdict, end.evidence = BoundVerdict.FLOOR_TOO_LOW, "tested"
+        end.verdict, end.evidence = BoundVerdict.FLOOR_TOO_LOW, Evidence.TESTED
         end.works = result.first if result.first is not None else result.could_be_first[-1]
         end.fails = result.last if result.last is not None else best(result, BAD, max)
         end.untested = tuple(result.could_be_first[:-1])
@@ -162,7 +162,7 @@ class _Bounds:
         if end.verdict is not BoundVerdict.OK:
             return  # a culprit of the newest set: judged in _ceiling_culprit
         newest = d.admitted[-1]
-        end.tested, end.outcome, end.works, end.evidence = newest, GOOD, newest, "tested"
+        end.tested, end.outcome, end.works, end.evidence = newest, GOOD, newest, Evidence.TESTED
         end.show(self.cells.known(working))
         if working[d.name] != newest:  # judged beside a reference set; newest not tried
             end.verdict, end.outcome, end.works = BoundVerdict.UNTESTABLE, None, None
@@ -243,7 +243,7 @@ class _Bounds:
         for name in found.minimal:
             end = alone[name]
             if end.verdict is BoundVerdict.OK:
-                end.verdict, end.evidence = BoundVerdict.FLOORS_CONFLICT, "tested"
+                end.verdict, end.evidence = BoundVerdict.FLOORS_CONFLICT, Evidence.TESTED
                 end.together = tuple(n for n in found.minimal if n != name)
                 end.reason = f"works alone, fails with the floors of {', '.join(end.together)}"
                 end.show(together)

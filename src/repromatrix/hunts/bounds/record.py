@@ -8,9 +8,9 @@
      "working_from", "notes", "runs": [Run], "diff", "summary",
      + what reproduces it (command, pins, probe, index, repromatrix, started, ...)}
 
-    End: {"verdict", "tested", "outcome", "works", "fails", "excluded",
-          "excluded_outcome", "untested", "together", "evidence", "reason",
-          "cells": [Run]}   (the cells that show it)
+    End: {verdict, tested, outcome, works, fails, excluded, excluded_outcome,
+          untested, together, evidence, reason, cells: [Run]}   (the cells that
+          show it)
     Run: {"cell", "role", "pins", "outcome", "error", "signature", "repro",
           "seconds", "environment"}
 

@@ -13,7 +13,7 @@ from packaging.version import Version
 
 from repromatrix.hunts.bounds.cellset import Seen, Versions
 from repromatrix.hunts.bounds.oracles import BAD, GOOD, Context, best, said_of, shown_by
-from repromatrix.outcomes import BoundVerdict
+from repromatrix.outcomes import BoundVerdict, Evidence
 from repromatrix.search import ddmin as dd
 from repromatrix.search.bisection import Find, search
 
@@ -114,6 +114,6 @@ class WorkingSet:
         end.works = result.last if result.last is not None else best(result, GOOD, max)
         end.fails = result.first if result.first is not None else result.could_be_first[-1]
         end.untested = tuple(result.could_be_first[:-1])
-        end.evidence = "tested"
+        end.evidence = Evidence.TESTED
         end.reason = f"{end.tested} fails beside a working set; {end.works} works"
         return end.works or works
