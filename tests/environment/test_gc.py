@@ -90,19 +90,16 @@ def test_using_a_cell_stamps_it_and_waits_out_a_removal(tmp_path: Path) -> None:
     home = cell(tmp_path, "a", days_ago=30)
     built: list[int] = []
 
-    class Store:
-        root = tmp_path
+    def build():
+        built.append(1)
+        if len(built) == 1:  # gc takes this one before the caller's lock
+            collect(tmp_path, keep_days=0, now=NOW)
+        else:
+            cell(tmp_path, "a", days_ago=0)
+        fields = {"root": home, "identity": home.name, "python": home / "venv"}
+        return type("Env", (), fields)()
 
-        def build(self, _request, **_kw):
-            built.append(1)
-            if len(built) == 1:  # gc takes this one before the caller's lock
-                collect(tmp_path, keep_days=0, now=NOW)
-            else:
-                cell(tmp_path, "a", days_ago=0)
-            fields = {"root": home, "identity": home.name, "python": home / "venv"}
-            return type("Env", (), fields)()
-
-    with used_cell(Store(), None, timeout=1, log=print) as env:  # type: ignore[arg-type]
+    with used_cell(tmp_path, build) as env:
         assert env.root.exists() and len(built) == 2
         assert time.time() - (home / USED).stat().st_mtime < 60  # stamped now
         removed = threading.Thread(target=collect, args=(tmp_path,), kwargs={"keep_days": 0})

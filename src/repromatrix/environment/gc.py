@@ -35,8 +35,7 @@ from repromatrix.environment.uv import InstallError
 from repromatrix.errors import UserError
 
 if TYPE_CHECKING:
-    from repromatrix.environment.request import Environment, EnvRequest
-    from repromatrix.environment.store import EnvStore
+    from repromatrix.environment.request import Environment
 
 IN_USE = "_inuse"
 TRASH = "_trash"
@@ -83,14 +82,13 @@ def in_use(root: Path, identity: str, *, wait: bool = True) -> Iterator[bool]:
 
 
 @contextmanager
-def used_cell(
-    store: EnvStore, request: EnvRequest, *, timeout: float, log: Callable[[str], None]
-) -> Iterator[Environment]:
-    """The cell of ``request``, built or reused, held in use (its shared lock, its
-    ``used`` stamp) until the block ends: gc leaves it alone meanwhile."""
+def used_cell(root: Path, build: Callable[[], Environment]) -> Iterator[Environment]:
+    """The cell ``build`` gives (built or reused) in the store at ``root``, held in use
+    (its shared lock, its ``used`` stamp) until the block ends: gc leaves it alone
+    meanwhile. (The store passes its build in: gc sits below the store.)"""
     for _attempt in (1, 2):
-        env = store.build(request, timeout=timeout, log=log)
-        with in_use(store.root, env.identity):
+        env = build()
+        with in_use(root, env.identity):
             if env.python.exists():  # not removed (gc) between the build and the lock
                 if env.root.is_dir():
                     (env.root / USED).touch()

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repromatrix import procs
+from repromatrix.environment.gc import used_cell
 from repromatrix.environment.identity import (
     cell_identity,
     identity_document,
@@ -175,9 +176,8 @@ class EnvStore:
     ) -> Iterator[Environment]:
         """``build``, the cell held in use while the block runs: `repromatrix gc`
         leaves it alone (environment/gc.py)."""
-        from repromatrix.environment.gc import used_cell
-
-        with used_cell(self, request, timeout=timeout, log=log or (lambda _l: None)) as env:
+        said = log or (lambda _l: None)
+        with used_cell(self.root, lambda: self.build(request, timeout=timeout, log=said)) as env:
             yield env
 
     def _store(
