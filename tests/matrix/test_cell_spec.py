@@ -94,6 +94,8 @@ def test_without_a_cell_the_defaults_are_the_base_and_what_was_taken_is_said(
     write_matrix,
 ) -> None:
     path = write_matrix(DEFAULTS)
+    # mylib: "." is a folder pin: the folder must be a Python project (else bad input).
+    (path.parent / "pyproject.toml").write_text('[project]\nname = "mylib"\nversion = "0.1"\n')
     defaults = load_matrix(path).defaults
     assert defaults is not None
     given = (parse_pin("torch", "2.12.0"),)

@@ -20,6 +20,7 @@ import the hunts above it.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -85,9 +86,7 @@ def read_atlas(data: Any, name: str, packages: tuple[str, ...]) -> AtlasSettings
     optional: list[str] = []
     for package, spec in block.axes.items():
         at = key_path((*where, "axes", package))
-        canonical = canonicalize_name(package)
-        if canonical not in packages:
-            raise UserError(f"{name}: {at}: unknown package (not listed under 'packages')")
+        canonical = _listed(package, packages, f"{name}: {at}")
         if isinstance(spec, dict):
             spec, absent = _axis(spec, f"{name}: {at}")
             if absent:
@@ -96,9 +95,7 @@ def read_atlas(data: Any, name: str, packages: tuple[str, ...]) -> AtlasSettings
     pins: list[Pin] = []
     for package, raw in block.pins.items():
         at = key_path((*where, "pins", package))
-        canonical = canonicalize_name(package)
-        if canonical not in packages:
-            raise UserError(f"{name}: {at}: unknown package (not listed under 'packages')")
+        canonical = _listed(package, packages, f"{name}: {at}")
         if canonical in axes:
             raise UserError(f"{name}: {at}: {raw!r}: {package} is an axis; it cannot be held")
         try:
@@ -148,3 +145,11 @@ def _specifier(spec: Any, where: str) -> str:
     if pin is None or pin.kind is not PinKind.RANGE:
         raise UserError(f"{where}: {spec!r} is not a version specifier such as '>=4.50'")
     return pin.spec
+
+
+def _listed(package: str, packages: Collection[str], where: str) -> str:
+    """The package's canonical name, which matrix.yaml's ``packages:`` must list."""
+    canonical = canonicalize_name(package)
+    if canonical not in packages:
+        raise UserError(f"{where}: unknown package (not listed under 'packages')")
+    return canonical
