@@ -148,6 +148,13 @@ def parse_matrix(data: Any, path: Path) -> Matrix:
                         f"{name}: {combo_path}.{pin.package}: {problem}, relative to {name}"
                     )
     atlas = None if doc.atlas is None else read_atlas(doc.atlas, name, packages)
+    if atlas is not None:  # a held folder pin, like a tier's, is relative to the matrix file
+        atlas = atlas.model_copy(
+            update={"pins": tuple(p.anchored(path.parent) for p in atlas.pins)}
+        )
+        for pin in atlas.pins:
+            if (problem := pin.folder_problem()) is not None:
+                raise UserError(f"{name}: atlas.pins.{pin.package}: {problem}, relative to {name}")
     base = defaults_combination(defaults, packages)
     return Matrix(
         path=path,

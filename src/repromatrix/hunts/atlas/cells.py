@@ -23,6 +23,7 @@ from repromatrix.hunts.atlas.state import (
     CellRecord,
     bounded,
     finite,
+    held_text,
     safe_link,
 )
 from repromatrix.hunts.atlas.universe import ABSENT, Universe
@@ -187,12 +188,28 @@ class PipelineCells:
         )
         results, _code = run(options, say=self.say, matrix=built)
         by_id = {c.id: c for c in results.combinations}
-        held = self.settings.held()
+        held = held_pins(self.settings)  # the trees as they are now, built just before
         axes = self.universe.packages
         return [
             record_of(by_id[combo.id], item.why, held, axes, self.matrix.packages)
             for combo, item in zip(built.tier(TIER), planned, strict=True)
         ]
+
+
+def held_pins(settings: AtlasSettings) -> dict[str, str]:
+    """The held pins as the atlas keeps them: each pin's text, a folder pin's with the
+    tree it builds from (its commit, dirty flag and digest), so that an edit leaves
+    the cells of the old tree standing for nothing (state.py)."""
+    from repromatrix.environment.source_tree import pin_sources
+
+    trees = {tree.package: tree for tree in pin_sources(settings.pins)}
+    return {
+        pin.package: held_text(
+            str(pin),
+            f"{tree.short()}, {tree.digest[:19]}" if (tree := trees.get(pin.package)) else "",
+        )
+        for pin in settings.pins
+    }
 
 
 def _tag(why: str) -> str:

@@ -214,7 +214,8 @@ def _facts(view: View) -> str:
         f"{seconds / 60:.0f} min ({counted(runs, 'finished run')})</div>"
         f'<div class="meta">pairs: {_e(counts_line(view))}</div>'
         f'<div class="meta">audit: {_e(audit)}</div>'
-        f'<details class="meta"><summary>cases each cell runs</summary><ul>{case_list}</ul>'
+        + "".join(f'<div class="meta">not counted: {_e(line)}</div>' for line in view.old_trees())
+        + f'<details class="meta"><summary>cases each cell runs</summary><ul>{case_list}</ul>'
         "</details>"
     )
 

@@ -108,7 +108,22 @@ def query(view: View, pin: str, other: str) -> dict[str, Any]:
     versions = [
         entry(view, v, view.answer((package, version), (name, v))) for v in view.universe.axes[name]
     ]
-    return {"package": package, "version": version, "other": name, "versions": versions}
+    found = {"package": package, "version": version, "other": name, "versions": versions}
+    return {**found, **about(view)}
+
+
+def about(view: View) -> dict[str, list[str]]:
+    """Which tree of a held folder pin the answers are about, and the cells tested on
+    an old one (not counted); nothing for an atlas without folder pins."""
+    sources, old = view.sources(), view.old_trees()
+    return {**({"sources": sources} if sources else {}), **({"old_trees": old} if old else {})}
+
+
+def about_lines(found: dict[str, Any]) -> list[str]:
+    return [f"  about your source: {line}" for line in found.get("sources", [])] + [
+        f"  not counted: {line}; the next atlas run re-tests them"
+        for line in found.get("old_trees", [])
+    ]
 
 
 def query_command(out: Path, pin: str, other: str, *, as_json: bool) -> int:
@@ -117,6 +132,8 @@ def query_command(out: Path, pin: str, other: str, *, as_json: bool) -> int:
         print(json.dumps(found, indent=2))
         return 0
     print(f"{found['package']} {found['version']} with each release of {found['other']}:")
+    for line in about_lines(found):
+        print(line)
     for item in found["versions"]:
         for line in _lines(item):
             print(line)
@@ -181,7 +198,7 @@ def recommend(view: View, pins: list[str]) -> dict[str, Any]:
     newer = _pairwise_newest(view, wanted)
     if newer is not None and (result["set"] is None or rank(newer) > rank(result["set"])):
         result["newer"] = newer
-    return result
+    return {**result, **about(view)}
 
 
 def failing_triples(view: View) -> list[frozenset[tuple[str, str]]]:
@@ -236,4 +253,6 @@ def recommend_command(out: Path, pins: list[str], *, as_json: bool) -> int:
     if found["newer"]:
         shown = " ".join(f"{p}=={v}" for p, v in found["newer"].items())
         print(f"newer, every pair known to work (not yet run together): {shown}")
+    for line in about_lines(found):
+        print(line)
     return 0 if found["set"] else 1

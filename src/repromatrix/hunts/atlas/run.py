@@ -104,6 +104,7 @@ def plan(
 ) -> AtlasPlan:
     """Settings, universe, state, conflicts; a UserError (one line) for bad input.
     ``lister`` and ``resolve`` (the indexes, uv) are the tests' to hand."""
+    from repromatrix.hunts.atlas.cells import held_pins
     from repromatrix.matrix.load import load_matrix
 
     say = voice.say
@@ -125,7 +126,7 @@ def plan(
     state = atlas_state.read_state(options.out)
     known_axes = dict(state.axes)
     state.held, state.cases, state.strength = (
-        settings.held(),
+        held_pins(settings),
         list(settings.cases),
         settings.strength,
     )

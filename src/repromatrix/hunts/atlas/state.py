@@ -11,7 +11,11 @@
 Each record's fields are its dataclass's, read by name (``_read``).
 
 A cell's answer stands while the held pins and the cases it ran are the atlas's own
-(``stands``): such a cell is never tested again. Fields are added, never renamed;
+(``stands``): such a cell is never tested again. A held folder pin's value names the
+tree it was built from (``mylib: ". [source abc1234 + edits, sha256:0f1e2d3c4b5a]"``,
+``held_text``): after an edit the atlas's held value changes, so the cells tested on
+the old tree stop standing (``old_source``), are re-planned, and no answer counts
+them. A state without folder pins keeps its plain pin texts. Fields are added, never renamed;
 readers ignore unknown ones. A schema 1 file (before failure signatures) is read
 with each failure's cause taken from its error line.
 
@@ -155,6 +159,37 @@ class AtlasState:
 
     def dump(self) -> dict[str, Any]:
         return {"schema": SCHEMA, **dataclasses.asdict(self)}
+
+
+SOURCE_MARK = " [source "
+
+
+def held_text(pin: str, source: str) -> str:
+    """A held pin's value as the atlas keeps it: the pin's text, and for a folder pin
+    the tree it was built from (``abc1234 + edits, sha256:0f1e2d3c4b5a``)."""
+    return f"{pin}{SOURCE_MARK}{source}]" if source else pin
+
+
+def held_pin(value: str) -> str:
+    """The pin's own text of a held value (what ``--pin`` takes)."""
+    return value.split(SOURCE_MARK, 1)[0]
+
+
+def held_source(value: str) -> str:
+    """The tree a held folder pin names ("" for a pin of a release)."""
+    _, mark, rest = value.partition(SOURCE_MARK)
+    return rest.removesuffix("]") if mark else ""
+
+
+def old_source(cell: CellRecord, held: dict[str, str]) -> dict[str, str]:
+    """The folder pins whose tree changed since ``cell`` was tested, each with the
+    tree it was tested on; empty where the cell's held pins are the atlas's, or
+    differ in something else than a tree (then it is stale for another reason)."""
+    if set(cell.held) != set(held) or any(
+        held_pin(cell.held[p]) != held_pin(held[p]) for p in held
+    ):
+        return {}
+    return {p: held_source(cell.held[p]) or "no source" for p in held if cell.held[p] != held[p]}
 
 
 def stands(cell: CellRecord, held: dict[str, str], cases: list[str]) -> bool:
