@@ -379,11 +379,12 @@ def test_a_reproducer_of_a_folder_pin_runs_from_another_folder(tmp_path: Path) -
     folder.mkdir(parents=True)
     probe = tmp_path / "probe.py"
     probe.write_text("import sys, mylib\nsys.exit(0 if mylib.ANSWER == 42 else 1)\n")
+    back = os.getcwd()  # the test process's own: every later test in this worker runs there
     os.chdir(project)
     try:
         pin = parse_pin_option("mylib=.")
     finally:
-        os.chdir(tmp_path)
+        os.chdir(back)
     options = sweep_options.SweepOptions(
         package="six",
         start="1.15.0",

@@ -353,9 +353,15 @@ def test_a_module_is_matched_to_the_distribution_that_provides_it(
     assert observation.detail.endswith("ImportError: cannot import name 'Gone' from 'yaml' (x.py)")
 
 
-def test_checks_verdict_line_names_the_folder_pins_source(tmp_path: Path) -> None:
+def test_checks_verdict_line_names_the_folder_pins_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from repromatrix.probe.observation import BuiltCell, Observation
 
+    # `mylib=.` is read from where the command runs: a Python project of its own here,
+    # not whatever folder the test process happens to be in.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "mylib"\nversion = "0.1"\n')
     script = tmp_path / "repro.py"
     script.write_text("print('fine')\n")
     options = CheckOptions(
