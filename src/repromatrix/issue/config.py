@@ -35,14 +35,13 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from repromatrix.errors import UserError
 from repromatrix.github.authors import BOT_LOGIN, DEFAULT_BOTS
-from repromatrix.matrix.model import IssueBlock
+from repromatrix.matrix.model import Confinement, IssueBlock
 from repromatrix.matrix.pins import parse_pin_option
 from repromatrix.matrix.validation import validate
 from repromatrix.names import canonicalize_name
@@ -107,7 +106,7 @@ class IssueSettings(BaseModel):
 
     # The run job confines the repro (issue/confine.py) and refuses where it cannot;
     # "optional" runs it unconfined there instead (the maintainer's choice, said in the log).
-    confinement: Literal["required", "optional"] = "required"
+    confinement: Confinement = "required"
 
     @field_validator("bots")
     @classmethod

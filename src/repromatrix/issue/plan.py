@@ -23,6 +23,7 @@ from repromatrix.issue.command import Command
 from repromatrix.issue.config import DEFAULT_BOTS, IssueSettings, repository_url
 from repromatrix.issue.repro import Repro
 from repromatrix.issue.state import Observed
+from repromatrix.matrix.model import Confinement
 from repromatrix.matrix.pins import parse_pin_option, pin_text, unique_pins
 from repromatrix.probe.spec import Probe
 from repromatrix.results import write_json_atomic, write_text_atomic
@@ -84,7 +85,7 @@ class Job(BaseModel):
         return {name: repository_url(url) for name, url in value.items()}
 
     # Whether the run job may run it unconfined where it cannot confine (settings').
-    confinement: Literal["required", "optional"] = "required"
+    confinement: Confinement = "required"
 
     def repro_name(self) -> str:
         return f"repro-{self.issue}.py"

@@ -264,6 +264,12 @@ class TierSettings(BaseModel):
 TIER_KEYS = frozenset(TierSettings.model_fields)
 
 
+# How the issue bot runs a repro: confined (refused where it cannot be), or unconfined
+# where the machine cannot confine it. One spelling for matrix.yaml, the bot's settings
+# and its plan.
+Confinement = Literal["required", "optional"]
+
+
 class IssueBlock(BaseModel):
     """matrix.yaml's ``issue:`` block: what the maintainer says of the issue bot's repro
     runs in the project's own file (the rest of the bot's settings sit in
@@ -273,7 +279,7 @@ class IssueBlock(BaseModel):
 
     # required: the run job refuses where it cannot confine the repro (bubblewrap);
     # optional: it runs the repro unconfined there, and says so.
-    confinement: Literal["required", "optional"] = "required"
+    confinement: Confinement = "required"
 
 
 class Document(BaseModel):
