@@ -18,6 +18,7 @@ from repromatrix.outcomes import FAILURES, CaseStatus, CombinationStatus
 from repromatrix.redact import escaped_redactor, redactor
 from repromatrix.reports.view import View, first_line
 from repromatrix.results import CaseResult, CombinationResult
+from repromatrix.results.bulk import without_cycle_collection
 from repromatrix.verdicts import case_repro, is_regression
 
 # Characters XML 1.0 cannot carry at all (pytest's bin_xml_escape drops them too).
@@ -48,6 +49,7 @@ def _text_spelling(value: str) -> str:
     return _text(_ILLEGAL_XML.sub("\N{REPLACEMENT CHARACTER}", value))
 
 
+@without_cycle_collection
 def render(view: View) -> str:
     """Written once without masking, value by value: again with it only where the text
     may hold a secret (thousands of values in a large matrix)."""

@@ -30,6 +30,7 @@ from repromatrix import __version__
 from repromatrix.errors import UserError
 from repromatrix.outcomes import CombinationStatus
 from repromatrix.redact import json_redactor
+from repromatrix.results.bulk import without_cycle_collection
 from repromatrix.results.folder import (
     ResultsDir,
     combination_path,
@@ -133,6 +134,7 @@ def read_source(path: Path) -> Source:
     return Source(path=path, run=run, combinations=combinations, texts=texts)
 
 
+@without_cycle_collection
 def merge(
     into: Path,
     sources: Sequence[Path],
