@@ -36,8 +36,7 @@ from repromatrix.results.schema import (
     CombinationResult,
     Results,
     RunInfo,
-    read_json_text,
-    validate,
+    read_model,
 )
 
 # Inside a results folder while a run writes it; still there when the run was cut off.
@@ -219,8 +218,7 @@ def read_combination_files(results_dir: Path) -> dict[str, tuple[CombinationResu
         return out
     for name in sorted(n for n in os.listdir(folder) if n.endswith(".json")):
         path = folder / name
-        data, text = read_json_text(path)
-        combination = validate(CombinationResult, data, path)
+        combination, text = read_model(path, CombinationResult)
         out[combination.id] = (combination, text)
     return out
 

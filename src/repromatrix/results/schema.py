@@ -40,7 +40,8 @@ import json
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from pydantic_core import from_json
@@ -315,18 +316,26 @@ _CONTAINERS = (dict, list)  # what json.loads nests (never a subclass)
 
 def check_depth(data: Any, path: Path, where: tuple[str | int, ...] = ()) -> None:
     """No container of ``data`` (found at ``where`` in the file) more than MAX_DEPTH
-    below the file's top. A level at a time, each by a comprehension: a results.json of
-    2,000 combinations holds a million values, most of them not containers."""
-    level = [data] if data.__class__ in _CONTAINERS else []
-    depth = len(where)
+    below the file's top."""
+    if not _within([data], len(where)):
+        _name_too_deep(data, path, where)
+
+
+def _within(values: list[Any], depth: int) -> bool:
+    """Whether no container among ``values`` (found ``depth`` below the file's top), nor
+    any inside them, lies more than MAX_DEPTH below it. A level at a time, each by a
+    comprehension: a results.json of 2,000 combinations holds a million values, most of
+    them not containers."""
+    level = [value for value in values if value.__class__ in _CONTAINERS]
     while level:
         if depth > MAX_DEPTH:
-            _name_too_deep(data, path, where)
+            return False
         below: list[Any] = []
         for value in level:
             items = value.values() if value.__class__ is dict else value
             below += [child for child in items if child.__class__ in _CONTAINERS]
         level, depth = below, depth + 1
+    return True
 
 
 def _name_too_deep(data: Any, path: Path, where: tuple[str | int, ...]) -> None:
@@ -341,6 +350,87 @@ def _name_too_deep(data: Any, path: Path, where: tuple[str | int, ...]) -> None:
         for key, child in items:
             if isinstance(child, _CONTAINERS):
                 stack.append((child, depth + 1, (*at, key) if depth < 4 else at))
+
+
+def read_model(path: Path, model: type[M]) -> tuple[M, str]:
+    """A JSON file of one ``model`` (a combination's file), validated and its nesting
+    bounded as ``validate(model, read_json_text(path))`` does, and its text, the short
+    way: validated straight from its bytes by pydantic (no Python data built and walked
+    again), and the depth walked only where the schema leaves it open (extra fields,
+    ``Any``): the rest is as deep as the schema. A file refused either way is read the
+    long way, whose one line names the file, key and value."""
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+        found = model.model_validate_json(raw)
+    except (OSError, UnicodeDecodeError, ValidationError):
+        found = None
+    if found is None or not _open_within(found, 0):
+        data, text = read_json_text(path)
+        return validate(model, data, path), text
+    return found, text
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _open_within(model: BaseModel, depth: int) -> bool:
+    """check_depth's answer for a validated ``model`` found ``depth`` below the file's
+    top, from what its schema leaves open (False also where the schema holds what this
+    walk does not know: the caller then takes the long way)."""
+    plan = _open_fields(type(model))
+    if plan is None:
+        return False
+    extra = model.__pydantic_extra__
+    if extra and not _within(list(extra.values()), depth + 1):
+        return False
+    values = model.__dict__
+    for name, shape in plan:
+        value = values[name]
+        if value is None:
+            continue
+        if shape == "open":
+            if not _within([value], depth + 1):
+                return False
+        elif shape == "model":
+            if not _open_within(value, depth + 1):
+                return False
+        elif not all(_open_within(item, depth + 2) for item in value):  # models
+            return False
+    return True
+
+
+@functools.cache
+def _open_fields(model: type[BaseModel]) -> tuple[tuple[str, str], ...] | None:
+    """The fields of ``model`` that may hold more than the schema's own depth, each with
+    its shape ("open": JSON of any depth, "model", "models": a list of them); None when
+    a field mixes them (a model inside a dict)."""
+    shapes = {name: _shape(field.annotation) for name, field in model.model_fields.items()}
+    if "mixed" in shapes.values():
+        return None
+    return tuple((name, shape) for name, shape in shapes.items() if shape != "flat")
+
+
+def _shape(annotation: Any) -> str:
+    """flat (no container below its own), open, model, models, or mixed."""
+    if annotation is Any:
+        return "open"
+    if isinstance(annotation, type):
+        if issubclass(annotation, BaseModel):
+            return "model"
+        return "flat" if issubclass(annotation, (str, int, float, bool)) else "mixed"
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return "flat"
+    if origin is Annotated:
+        return _shape(args[0])
+    if origin in (Union, UnionType):
+        shapes = {_shape(arg) for arg in args if arg is not type(None)}
+        return shapes.pop() if len(shapes) == 1 else "flat" if not shapes else "mixed"
+    inner = _shape(args[-1]) if origin in (list, dict) and args else "mixed"
+    if inner == "model":
+        return "models" if origin is list else "mixed"
+    return "mixed" if inner == "models" else inner
 
 
 def validate(model: type[BaseModel], data: Any, path: Path) -> Any:
