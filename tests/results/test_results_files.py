@@ -114,9 +114,7 @@ def test_the_previous_run_is_the_last_complete_one(tmp_path):
     assert not (latest / ".unfinished").exists()
 
 
-def test_a_bare_file_name_is_written_here_and_a_failed_write_leaves_nothing(
-    tmp_path, monkeypatch
-):
+def test_a_bare_file_name_is_written_here_and_a_failed_write_leaves_nothing(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write_text_atomic(Path("summary.md"), "# hi\n")
     assert (tmp_path / "summary.md").read_text() == "# hi\n"
