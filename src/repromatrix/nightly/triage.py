@@ -71,7 +71,7 @@ class Dispatch:
     def workflow_inputs(self, issue: int | None = None) -> dict[str, str]:
         """Its workflow's inputs, with its name on the tracking issue and the issue's
         number (its answer goes there)."""
-        inputs = {}
+        inputs: dict[str, str] = {}
         for name, attribute in self.INPUTS.items():
             value = getattr(self, attribute)
             inputs[name] = " ".join(value) if isinstance(value, tuple) else value
