@@ -8,6 +8,8 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from repromatrix.errors import UserError
 from repromatrix.outcomes import CaseStatus
@@ -15,10 +17,17 @@ from repromatrix.results import (
     CaseResult,
     CombinationResult,
     load_results,
+    schema,
     write_json_atomic,
     write_text_atomic,
 )
-from repromatrix.results.schema import MAX_DEPTH, read_json_text, read_model, validate
+from repromatrix.results.schema import (
+    MAX_DEPTH,
+    check_depth,
+    read_json_text,
+    read_model,
+    validate,
+)
 
 
 def test_atomic_writes_leave_no_temporary_file_and_are_world_readable(tmp_path):
@@ -216,3 +225,32 @@ def test_what_pydantics_parser_refuses_is_read_as_json_reads_it(tmp_path, conten
         return
     found, _text = read_model(path, CombinationResult)
     assert found.model_dump() == expected.model_dump() or found.seconds != found.seconds
+
+
+json_values = st.recursive(
+    st.none() | st.integers() | st.text(alphabet='ab[]{}"\\\n'),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(alphabet='k[{"\\', max_size=3), inner, max_size=3)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=json_values, limit=st.integers(0, 4))
+def test_the_depth_read_from_the_text_is_the_depth_of_the_data(value, limit):
+    """text_within (brackets outside strings, from the bytes) answers as check_depth
+    (the parsed data) at every limit, strings full of brackets, quotes and backslashes."""
+    saved, schema.MAX_DEPTH = schema.MAX_DEPTH, limit  # both read it when called
+    try:
+        try:
+            check_depth(value, Path("x.json"))
+            within = True
+        except UserError:
+            within = False
+        assert schema.text_within(json.dumps(value).encode()) is within
+        spaced = json.dumps(value, indent=1, ensure_ascii=False).encode()
+        assert schema.text_within(spaced) is within
+    finally:
+        schema.MAX_DEPTH = saved

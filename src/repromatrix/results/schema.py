@@ -338,6 +338,30 @@ def _within(values: list[Any], depth: int) -> bool:
     return True
 
 
+def text_within(raw: bytes) -> bool:
+    """check_depth's answer for the JSON text ``raw`` (one that parses), from the text:
+    its brackets outside strings, the innermost pairs taken out a level at a time. Each
+    step is one pass of C over bytes: for a file whose data is not kept (a copy of what
+    a merge reads from elsewhere), no Python data is built only to be walked."""
+    if b"\\" in raw:  # an escaped backslash, then an escaped quote, are in a string
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = b"".join(raw.split(b'"')[::2]).translate(None, _NOT_BRACKETS)
+    levels = 0
+    while brackets:
+        levels += 1
+        if levels > MAX_DEPTH + 1:  # the file's top is level 1, check_depth's 0
+            return False
+        inner = _PAIRS.sub(b"", brackets)
+        if inner == brackets:  # not JSON: the parser has refused it already
+            return True
+        brackets = inner
+    return True
+
+
+_PAIRS = re.compile(rb"\[\]|\{\}")
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+
+
 def _name_too_deep(data: Any, path: Path, where: tuple[str | int, ...]) -> None:
     # Only for a file refused: the walk again, keeping the first keys of each
     # container's path (all the message shows).
