@@ -343,9 +343,10 @@ def text_within(raw: bytes) -> bool:
     its brackets outside strings, the innermost pairs taken out a level at a time. Each
     step is one pass of C over bytes: for a file whose data is not kept (a copy of what
     a merge reads from elsewhere), no Python data is built only to be walked."""
-    if b"\\" in raw:  # an escaped backslash, then an escaped quote, are in a string
-        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
-    brackets = b"".join(raw.split(b'"')[::2]).translate(None, _NOT_BRACKETS)
+    if b"\\" in raw:  # each escape (a quote, a backslash, \n...) is inside a string
+        raw = _ESCAPES.sub(b"", raw)
+    marks = raw.translate(None, _NOT_MARKS)  # quotes and brackets: a short text
+    brackets = b"".join(marks.split(b'"')[::2])
     levels = 0
     while brackets:
         levels += 1
@@ -359,7 +360,8 @@ def text_within(raw: bytes) -> bool:
 
 
 _PAIRS = re.compile(rb"\[\]|\{\}")
-_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+_ESCAPES = re.compile(rb"\\.", re.DOTALL)
+_NOT_MARKS = bytes(c for c in range(256) if c not in b'[]{}"')
 
 
 def _name_too_deep(data: Any, path: Path, where: tuple[str | int, ...]) -> None:
