@@ -182,7 +182,10 @@ def registered(text: str, *, issue: int, url: str, failing: dict[str, str], sour
         "note": f"issue #{issue}'s repro, kept by /repromatrix keep: known-broken until fixed",
     }
     block = yaml.safe_dump([entry], sort_keys=False, default_flow_style=None, width=200)
-    head = text if not text or text.endswith("\n") else text + "\n"
+    # An empty registry written as a flow list ("[]", as `repromatrix init` does) takes
+    # block entries only without it.
+    kept = [line for line in text.splitlines() if line.strip() != "[]"]
+    head = "".join(f"{line}\n" for line in kept)
     added = f"{head}\n# Kept from {url} (/repromatrix keep).\n{block}"
     _check(added, source, case, present=True)
     return added

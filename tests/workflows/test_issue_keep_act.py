@@ -1,0 +1,88 @@
+"""`/repromatrix keep` under act (issue-repro.yml's keep job): a trusted keep of an
+issue whose repro was approved opens a pull request with the case file, its header
+carrying the approved digest, written and never run; a stranger's keep is refused.
+Then the pull request, merged, is a case like any: nightly.yml runs it, known-broken
+with the issue's link.
+
+The repro is packaging's LegacyVersion, removed in packaging 22.0 (pypa/packaging#407)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.gh_double import BOT_USER
+from support.issue_act import ISSUE, Issues, posted, watched
+from support.nights import Scenario, packaging_matrix, results_of
+
+from repromatrix.issue.keep import KEPT_MARK, case_id
+from repromatrix.issue.repro import code_digest, find_repro
+from repromatrix.issue.state import Observed, read_state
+
+pytestmark = [pytest.mark.act, pytest.mark.e2e]
+
+BODY = """\
+`LegacyVersion` is gone:
+
+```python
+# repromatrix: packaging
+from packaging.version import LegacyVersion
+
+print(LegacyVersion("not-a-version"))
+```
+"""
+FAILING = Observed(outcome="bad", versions={"packaging": "22.0"}, at="2026-11-20")
+
+
+def test_a_trusted_keep_opens_a_pull_request_that_the_nightly_then_runs(
+    scenario: Scenario, wheelhouse: Path
+) -> None:
+    issues = Issues(scenario, wheelhouse)
+    watched(issues, BODY, FAILING)  # approved, and seen failing with packaging 22.0
+    repro = find_repro(BODY, "issue")
+    assert repro is not None
+    digest = code_digest(repro.code)
+
+    # A stranger's keep: refused, nothing written, no token-holding job opens anything.
+    refused = issues.comment("/repromatrix keep", association="NONE", issue_body=BODY)
+    assert refused.returncode == 0, refused.tail()
+    assert issues.gh.pulls() == [] and issues.gh.reactions() == [(issues.asked, "confused")]
+    assert "is not among the authors trusted" in posted(issues)[-1]
+
+    run = issues.comment("/repromatrix keep", issue_body=BODY)
+    assert run.returncode == 0, run.tail()
+    assert "[issue-repro/keep" in run.log  # the keep job opened it
+    assert not [a for a in run.artifact_names() if a.startswith("issue-answers")]  # no run job
+    (pull,) = issues.gh.pulls()
+    assert pull["base"] == "main" and pull["head"].startswith(f"repromatrix/keep-{ISSUE}-")
+    files = issues.gh.files(pull["head"])
+    assert set(files) == {f"cases/issues/test_issue_{ISSUE}.py", "cases/known_issues.yaml"}
+    case = files[f"cases/issues/test_issue_{ISSUE}.py"]
+    header = case.split('"""', 2)[1]
+    assert case.startswith(KEPT_MARK)
+    assert f"sha256    {digest}" in header and "issue     https://github.com/owner/repo/issues/7" in header
+    assert f"SHA256 = {digest!r}".replace("'", '"') in case
+    assert "case: issues/test_issue_7.py::test_issue_7" in files["cases/known_issues.yaml"]
+    assert f"`{digest}`" in pull["body"]
+    # Acknowledged on the issue: 👍, a reply, the keep in the bot comment's memory.
+    assert (issues.asked, "+1") in issues.gh.reactions()
+    said = posted(issues)  # every comment inert, under GitHub's limit
+    assert any("keep job opens the pull request" in body for body in said)
+    state = read_state(issues.bot_comment())
+    assert state is not None and state.kept is not None and state.kept.sha256 == digest
+    assert not [c for c in issues.gh.comments(ISSUE) if c["user"] != BOT_USER and "Traceback" in c["body"]]
+
+    # Merged: the nightly runs it like any case, known-broken with the issue's link.
+    scenario.write(
+        matrix=packaging_matrix({"pk22.0": "22.0"}),
+        cases={f"issues/test_issue_{ISSUE}.py": case},
+        known_issues=files["cases/known_issues.yaml"],
+        message="merge the keep pull request",
+    )
+    night = scenario.night(tier="tiny")
+    assert night.returncode == 0, night.tail()
+    (combination,) = results_of(night)["combinations"]
+    (kept,) = [c for c in combination["cases"] if c["id"] == case_id(ISSUE)]
+    assert kept["status"] == "known-broken", kept
+    assert kept["known_issue"]["link"] == "https://github.com/owner/repo/issues/7"
+    assert "LegacyVersion" in kept.get("message", "") + kept.get("traceback", "")
