@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 from support.gh_double import BOT_USER
-from support.issue_act import ISSUE, Issues, posted, watched
+from support.issue_act import ISSUE, RUN_LINK, Issues, watched
 from support.nights import Scenario, packaging_matrix, results_of
 
 from repromatrix.issue.keep import KEPT_MARK, case_id
 from repromatrix.issue.repro import code_digest, find_repro
-from repromatrix.issue.state import Observed, read_state
+from repromatrix.github.inert import problems
+from repromatrix.github.markdown import COMMENT_LIMIT
+from repromatrix.issue.state import MARKER, Observed, read_state
 
 pytestmark = [pytest.mark.act, pytest.mark.e2e]
 
@@ -34,6 +36,17 @@ print(LegacyVersion("not-a-version"))
 FAILING = Observed(outcome="bad", versions={"packaging": "22.0"}, at="2026-11-20")
 
 
+def posted_since(issues: Issues, refusal: str) -> list[str]:
+    """The bot's comments but the refusal (whose last line, hidden, is the bot's own
+    record of whom it refused), each inert and under GitHub's limit."""
+    said = [b for b in issues.replies() if b != refusal]
+    for body in said:
+        assert len(body) <= COMMENT_LIMIT
+        shown = body.split("\n", 1)[1].rstrip().rsplit("\n", 1)[0] if body.startswith(MARKER) else body
+        assert problems(shown, links=set(RUN_LINK.findall(shown))) == [], body
+    return said
+
+
 def test_a_trusted_keep_opens_a_pull_request_that_the_nightly_then_runs(
     scenario: Scenario, wheelhouse: Path
 ) -> None:
@@ -47,7 +60,8 @@ def test_a_trusted_keep_opens_a_pull_request_that_the_nightly_then_runs(
     refused = issues.comment("/repromatrix keep", association="NONE", issue_body=BODY)
     assert refused.returncode == 0, refused.tail()
     assert issues.gh.pulls() == [] and issues.gh.reactions() == [(issues.asked, "confused")]
-    assert "is not among the authors trusted" in posted(issues)[-1]
+    (refusal,) = issues.replies()[1:]  # after the bot comment; its hidden line: who, when
+    assert "is not among the authors trusted" in refusal
 
     run = issues.comment("/repromatrix keep", issue_body=BODY)
     assert run.returncode == 0, run.tail()
@@ -66,7 +80,7 @@ def test_a_trusted_keep_opens_a_pull_request_that_the_nightly_then_runs(
     assert f"`{digest}`" in pull["body"]
     # Acknowledged on the issue: 👍, a reply, the keep in the bot comment's memory.
     assert (issues.asked, "+1") in issues.gh.reactions()
-    said = posted(issues)  # every comment inert, under GitHub's limit
+    said = posted_since(issues, refusal)
     assert any("keep job opens the pull request" in body for body in said)
     state = read_state(issues.bot_comment())
     assert state is not None and state.kept is not None and state.kept.sha256 == digest

@@ -126,7 +126,8 @@ def run_command(args: argparse.Namespace) -> int | None:
         client = IssueComments(plan.repository)
         marks: list = []
         failed = post_answers(plan, args.plan, args.answers, client, args.run_url, marks=marks)
-        _outputs({"marks": marks_output(marks)})  # the keep job's (a job output: unforgeable)
+        # The keep job's, as job outputs: no other job can change them.
+        _outputs({"marks": marks_output(marks), "marked": len(marks)})
         return 1 if failed else 0  # the other issues were answered all the same
     return 0
 
