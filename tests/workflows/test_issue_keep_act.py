@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from support.gh_double import BOT_USER
-from support.issue_act import ISSUE, RUN_LINK, Issues, watched
+from support.issue_act import ISSUE, REPOSITORY, RUN_LINK, Issues, watched
 from support.nights import Scenario, packaging_matrix, results_of
 
 from repromatrix.issue.keep import KEPT_MARK, case_id
@@ -100,3 +100,15 @@ def test_a_trusted_keep_opens_a_pull_request_that_the_nightly_then_runs(
     assert kept["status"] == "known-broken", kept
     assert kept["known_issue"]["link"] == "https://github.com/owner/repo/issues/7"
     assert "LegacyVersion" in kept.get("message", "") + kept.get("traceback", "")
+
+    # Closed as fixed by a maintainer: a pull request makes it a plain regression case.
+    issues.gh.set_permission("maint", "maintain")
+    payload = {"action": "closed", "sender": {"login": "maint", "type": "User"},
+               "issue": {"number": ISSUE, "state_reason": "completed", "body": BODY},
+               "repository": REPOSITORY}  # fmt: skip
+    settled = issues._run("issues", payload)
+    assert settled.returncode == 0, settled.tail()
+    (pull,) = [p for p in issues.gh.pulls() if p["head"] == f"repromatrix/fixed-{ISSUE}"]
+    files = issues.gh.files(pull["head"])
+    assert 'EXPECTED = "passes"' in files[f"cases/issues/test_issue_{ISSUE}.py"]
+    assert case_id(ISSUE) not in files["cases/known_issues.yaml"]
