@@ -6,6 +6,7 @@ each a pull request through ``gh api``, from the checkout's files, nothing run."
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from repromatrix import cli
 from repromatrix.errors import UserError
 from repromatrix.github.inert import problems
 from repromatrix.issue.answer import Commit, Named, Result
+from repromatrix.issue.command import Command, parse_line
 from repromatrix.issue.config import IssueSettings
 from repromatrix.issue.flips import Mark, night
 from repromatrix.issue.keep import KEPT_MARK, case_id, registered, render_case
@@ -167,3 +169,16 @@ def test_issue_keep_opens_a_mark_pull_request_from_the_marks(tmp_path: Path, mon
     assert _entries(registry)[case_id(7)].possibly_fixed == FIXED_IN
     assert mark_changes([Mark(8, case_id(8), "x 1")], cases, "cases", "", lambda line: None) == []
     assert cli.main([*argv[:-1], '[{"issue": 7}]']) == 2  # one line, not a traceback
+
+
+def test_the_docs_life_of_an_issue_shows_commands_that_parse() -> None:
+    """docs/issue-repro.md's "From an issue to a standing case": each comment command
+    it shows parses (its `repromatrix ...` lines: tests/test_documented_commands.py)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "issue-repro.md").read_text()
+    section = doc[doc.index("## From an issue to a standing case") :].split("\n## ", 1)[0]
+    shown = {line.strip().strip("`") for line in section.splitlines()}
+    shown |= set(re.findall(r"`(/repromatrix [^`]+)`", section))
+    commands = sorted(line for line in shown if line.startswith("/repromatrix "))
+    assert len(commands) >= 3, commands
+    for line in commands:
+        assert isinstance(parse_line(line), Command), line
