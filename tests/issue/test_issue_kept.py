@@ -37,9 +37,7 @@ from repromatrix.verdicts.knownissues import parse_registry
 
 URL = "https://github.com/owner/repo/issues/7"
 CODE = "# repromatrix: packaging\nimport sys\nsys.exit(1)\n"
-HAND_WRITTEN = (
-    "# Known upstream bugs.\n- case: test_a.py::test_x\n  when: {torch: '<3'}\n  link: https://x/1\n"
-)
+HAND_WRITTEN = "# Known upstream bugs.\n- case: test_a.py::test_x\n  when: {torch: '<3'}\n  link: https://x/1\n"
 FIXED_IN = "packaging 24.2, commit abc1234def01 (#812)"
 
 
@@ -64,7 +62,7 @@ def test_a_mark_sets_possibly_fixed_and_a_settle_removes_only_the_kept_entry() -
     gone = unregistered(twice, case_id(7), "k")
     assert set(_entries(gone)) == {"test_a.py::test_x"}
     assert gone == HAND_WRITTEN  # the line keep wrote above it goes too; nothing else moves
-    with pytest.raises(UserError, match="no entry of issues/test_issue_8.py"):
+    with pytest.raises(UserError, match=r"no entry of issues/test_issue_8\.py"):
         marked(text, case_id(8), FIXED_IN, "k")
 
 
@@ -74,8 +72,11 @@ def test_marks_from_the_post_job_are_checked() -> None:
     assert read_marks("") == []
     bad = [
         ('[{"issue": 7, "case": "test_a.py::test_x", "fixed_in": "x"}]', "not a kept case"),
-        ('[{"issue": 7, "case": "issues/test_issue_7.py::test_issue_7", '
-         '"fixed_in": "x\\n- case: evil"}]', "is not a release"),  # fmt: skip
+        (
+            '[{"issue": 7, "case": "issues/test_issue_7.py::test_issue_7", '
+            '"fixed_in": "x\\n- case: evil"}]',
+            "is not a release",
+        ),
         ("{nope", "not JSON"),
     ]
     for given, said in bad:
@@ -90,8 +91,8 @@ def _flip(kept: bool, version: str) -> Mark | None:
     job = Job(kind="watch", issue=7, line="watch", pins=["packaging=latest"], timeout=60)
     named = Named(how="bisect", package="packaging", release=version, releases=3, cells=4,
                   commit=Commit(sha="abc1234def0123", pr=812, subject="fix"))  # fmt: skip
-    result = Result(issue=7, kind="watch", status="done", outcome="good", versions={"packaging": version},
-                    runs=["good", "good"], named=named)  # fmt: skip
+    result = Result(issue=7, kind="watch", status="done", outcome="good", named=named,
+                    versions={"packaging": version}, runs=["good", "good"])  # fmt: skip
     return night(state, job, result, "2026-11-27", "https://run").mark
 
 

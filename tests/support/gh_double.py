@@ -572,7 +572,9 @@ def _pulls_rest(endpoint: str, method: str, payload: dict[str, Any], state: dict
         pulls = state.setdefault("pulls", [])
         number = 100 + len(pulls)
         pull = {k: payload.get(k) for k in ("title", "head", "base", "body")}
-        pulls.append({**pull, "number": number, "html_url": f"https://github.com/{OWNER_REPO}/pull/{number}"})
+        pulls.append(
+            {**pull, "number": number, "html_url": f"https://github.com/{OWNER_REPO}/pull/{number}"}
+        )
         return pulls[-1]
     return None
 

@@ -15,10 +15,10 @@ from support.gh_double import BOT_USER
 from support.issue_act import ISSUE, REPOSITORY, RUN_LINK, Issues, watched
 from support.nights import Scenario, packaging_matrix, results_of
 
-from repromatrix.issue.keep import KEPT_MARK, case_id
-from repromatrix.issue.repro import code_digest, find_repro
 from repromatrix.github.inert import problems
 from repromatrix.github.markdown import COMMENT_LIMIT
+from repromatrix.issue.keep import KEPT_MARK, case_id
+from repromatrix.issue.repro import code_digest, find_repro
 from repromatrix.issue.state import MARKER, Observed, read_state
 
 pytestmark = [pytest.mark.act, pytest.mark.e2e]
@@ -42,7 +42,9 @@ def posted_since(issues: Issues, refusal: str) -> list[str]:
     said = [b for b in issues.replies() if b != refusal]
     for body in said:
         assert len(body) <= COMMENT_LIMIT
-        shown = body.split("\n", 1)[1].rstrip().rsplit("\n", 1)[0] if body.startswith(MARKER) else body
+        shown = (
+            body.split("\n", 1)[1].rstrip().rsplit("\n", 1)[0] if body.startswith(MARKER) else body
+        )
         assert problems(shown, links=set(RUN_LINK.findall(shown))) == [], body
     return said
 
@@ -74,7 +76,10 @@ def test_a_trusted_keep_opens_a_pull_request_that_the_nightly_then_runs(
     case = files[f"cases/issues/test_issue_{ISSUE}.py"]
     header = case.split('"""', 2)[1]
     assert case.startswith(KEPT_MARK)
-    assert f"sha256    {digest}" in header and "issue     https://github.com/owner/repo/issues/7" in header
+    assert (
+        f"sha256    {digest}" in header
+        and "issue     https://github.com/owner/repo/issues/7" in header
+    )
     assert f"SHA256 = {digest!r}".replace("'", '"') in case
     assert "case: issues/test_issue_7.py::test_issue_7" in files["cases/known_issues.yaml"]
     assert f"`{digest}`" in pull["body"]
@@ -84,7 +89,9 @@ def test_a_trusted_keep_opens_a_pull_request_that_the_nightly_then_runs(
     assert any("keep job opens the pull request" in body for body in said)
     state = read_state(issues.bot_comment())
     assert state is not None and state.kept is not None and state.kept.sha256 == digest
-    assert not [c for c in issues.gh.comments(ISSUE) if c["user"] != BOT_USER and "Traceback" in c["body"]]
+    assert not [
+        c for c in issues.gh.comments(ISSUE) if c["user"] != BOT_USER and "Traceback" in c["body"]
+    ]
 
     # Merged: the nightly runs it like any case, known-broken with the issue's link.
     scenario.write(

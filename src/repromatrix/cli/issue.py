@@ -16,9 +16,9 @@
                                               and per kept case whose issue closed as fixed
 
 ``parse`` reads $GITHUB_EVENT_NAME and the payload at $GITHUB_EVENT_PATH (issue_comment:
-a command; issues: a label that approves or keeps, an issue closed as fixed; schedule or workflow_dispatch: the nightly
-watch). A bad command is data (a refusal in the plan, exit 0); a bad configuration,
-invocation or repository name exits 2.
+a command; issues: a label that approves or keeps, an issue closed as fixed; schedule or
+workflow_dispatch: the nightly watch). A bad command is data (a refusal in the plan,
+exit 0); a bad configuration, invocation or repository name exits 2.
 """
 
 from __future__ import annotations

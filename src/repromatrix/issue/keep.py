@@ -333,8 +333,8 @@ def changes(plan: Plan, folder: Path, cases: Path, run_url: str, cases_path: str
         }  # fmt: skip
         if keep.expected == "fails":
             files[registry_path] = registered(
-                read_checked_out(cases / REGISTRY), issue=keep.issue, url=keep.url, failing=keep.failing,
-                source=registry_path,
+                read_checked_out(cases / REGISTRY), issue=keep.issue, url=keep.url,
+                failing=keep.failing, source=registry_path,
             )  # fmt: skip
         found.append(Change(f"repromatrix/keep-{keep.issue}-{keep.sha256[:8]}",
                             f"Keep issue #{keep.issue}'s repro as a case",

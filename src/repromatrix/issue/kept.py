@@ -80,7 +80,7 @@ def marked(text_: str, case: str, fixed_in: str, source: str) -> str:
     lines = text_.splitlines()
     start, end = _entry(lines, case, source)
     kept = [line for line in lines[start + 1 : end] if not line.startswith("  possibly_fixed:")]
-    edited = [*lines[:start + 1], *kept, f"  possibly_fixed: {json.dumps(fixed_in)}", *lines[end:]]
+    edited = [*lines[: start + 1], *kept, f"  possibly_fixed: {json.dumps(fixed_in)}", *lines[end:]]
     result = "\n".join(edited) + "\n"
     found = {issue.case: issue for issue in registry_cases(result, source)}
     if case not in found or found[case].possibly_fixed != fixed_in:
@@ -213,4 +213,3 @@ def settle_changes(plan: Plan, cases: Path, cases_path: str, run_url: str,
                             f"Issue #{settle.issue} is fixed: its kept case is a regression case",
                             body, files))  # fmt: skip
     return found
-

@@ -53,8 +53,8 @@ def transitions(update: Update, baseline: Results | None, date: str, run: str) -
 
     for failure in update.new:
         message = f": {text(one_line(failure.message, 200))}" if failure.message else ""
-        say(failure.case, f"- REGRESSED: {code_span(failure.case)} on "
-                          f"{code_span(failure.combination)} ({text(failure.status)}){message}")  # fmt: skip
+        where = f"{code_span(failure.combination)} ({text(failure.status)}){message}"
+        say(failure.case, f"- REGRESSED: {code_span(failure.case)} on {where}")
     for failure in update.fixed:
         say(failure.case, f"- FIXED: {code_span(failure.case)} passes again on "
                           f"{code_span(failure.combination)}")  # fmt: skip
