@@ -2,12 +2,14 @@
 issue whose repro was approved opens a pull request with the case file, its header
 carrying the approved digest, written and never run; a stranger's keep is refused.
 Then the pull request, merged, is a case like any: nightly.yml runs it, known-broken
-with the issue's link.
+with the issue's link; closed as fixed, a plain regression case. And a kept case whose
+watch flips to passing on a release is marked possibly-fixed, through post's job output.
 
 The repro is packaging's LegacyVersion, removed in packaging 22.0 (pypa/packaging#407)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -17,9 +19,9 @@ from support.nights import Scenario, packaging_matrix, results_of
 
 from repromatrix.github.inert import problems
 from repromatrix.github.markdown import COMMENT_LIMIT
-from repromatrix.issue.keep import KEPT_MARK, case_id
+from repromatrix.issue.keep import KEPT_MARK, case_id, registered, render_case
 from repromatrix.issue.repro import code_digest, find_repro
-from repromatrix.issue.state import MARKER, Observed, read_state
+from repromatrix.issue.state import MARKER, Kept, Observed, read_state
 
 pytestmark = [pytest.mark.act, pytest.mark.e2e]
 
@@ -119,3 +121,46 @@ def test_a_trusted_keep_opens_a_pull_request_that_the_nightly_then_runs(
     files = issues.gh.files(pull["head"])
     assert 'EXPECTED = "passes"' in files[f"cases/issues/test_issue_{ISSUE}.py"]
     assert case_id(ISSUE) not in files["cases/known_issues.yaml"]
+
+
+# packaging.licenses came in packaging 24.2: the watch saw it fail with 24.1.
+LICENSES = """\
+```python
+# repromatrix: packaging
+from packaging.licenses import canonicalize_license_expression
+
+assert canonicalize_license_expression("mit") == "MIT"
+```
+"""
+
+
+@pytest.mark.usefixtures("confinable")  # the watch runs the repro
+def test_a_kept_case_whose_watch_flips_to_passing_is_marked_possibly_fixed(
+    scenario: Scenario, wheelhouse: Path
+) -> None:
+    issues = Issues(scenario, wheelhouse, config="issue:\n  confirm: 1\n")
+    repro = find_repro(LICENSES, "issue")
+    assert repro is not None
+    digest = code_digest(repro.code)
+    url = "https://github.com/owner/repo/issues/7"
+    case = render_case(issue=ISSUE, url=url, code=repro.code, sha256=digest, pins=[],
+                       packages=["packaging"], expected="fails", by="maint", day="2026-11-20",
+                       timeout=600)  # fmt: skip
+    failing = Observed(outcome="bad", versions={"packaging": "24.1"}, at="2026-11-20")
+    known = registered("[]\n", issue=ISSUE, url=url, failing={"packaging": "24.1"},
+                       source="cases/known_issues.yaml")  # fmt: skip
+    scenario.write(cases={f"issues/test_issue_{ISSUE}.py": case}, known_issues=known,
+                   message="the kept case, merged")  # fmt: skip
+    watched(issues, LICENSES, failing, kept=Kept(case=case_id(ISSUE), sha256=digest, by="maint"))
+
+    night = issues.night()
+
+    assert night.returncode == 0, night.tail()
+    (flip,) = [b for b in issues.replies() if "repromatrix watch:" in b]
+    assert "now passes" in flip and "a maintainer can close it" in flip
+    assert issues.gh.issues()[0]["state"] == "open"  # nothing closed: the config says not to
+    (pull,) = issues.gh.pulls()
+    assert re.fullmatch(r"Issue #7: possibly fixed in packaging \d+\.\d+(\.\d+)?", pull["title"])
+    registry = issues.gh.files(pull["head"])["cases/known_issues.yaml"]
+    assert re.search(r'possibly_fixed: "packaging \d+\.\d+', registry), registry
+    assert "[issue-repro/keep" in night.log
