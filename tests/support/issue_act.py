@@ -23,6 +23,8 @@ from support.nights import Scenario
 from support.pip import PIP
 
 ISSUE = 7
+# What a repro must never find in its environment: a token of any kind.
+TOKEN_NAMES = re.compile(r"^(GH_TOKEN|GITHUB_TOKEN|ACTIONS_\w+|\w*SECRET\w*)$")
 
 
 def make_wheelhouse(house: Path) -> Path:
