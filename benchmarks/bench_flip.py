@@ -40,6 +40,7 @@ from support.history import FIX_PR, long_history, long_wheels  # noqa: E402
 from support.pip import PIP  # noqa: E402
 from support.wheels import version_wheel  # noqa: E402
 
+from repromatrix.environment import IndexSettings  # noqa: E402
 from repromatrix.issue.answer import Result  # noqa: E402
 from repromatrix.issue.follow import follow  # noqa: E402
 from repromatrix.issue.plan import Job  # noqa: E402
@@ -117,8 +118,12 @@ def one_flip(
         for version in ("1.0", "1.1"):
             version_wheel(house, name, version)
     if real:  # what every real cell holds besides the package: the runner, and hatchling
+        online = {
+            k: v for k, v in os.environ.items() if k not in ("PIP_FIND_LINKS", "PIP_NO_INDEX")
+        }
         for requirement in ("pytest", "pytest-xdist", "hatchling>=1.21"):
-            subprocess.run([*PIP, "download", "-d", str(house), requirement], check=True)
+            download = [*PIP, "download", "-d", str(house), requirement]
+            subprocess.run(download, check=True, env=online)
     os.environ.update(PIP_FIND_LINKS=str(house), PIP_NO_INDEX="1")
     os.environ["REPROMATRIX_ENV_DIR"] = str(place / "cells")
     fixed = set(_git(found.repo, "rev-list", f"{found.fix}^..main").split())
@@ -132,7 +137,8 @@ def one_flip(
     started = time.monotonic()
     if real:  # tonight's check, in a real cell: the night's one cell, side by side
         pins = tuple(parse_pin_option(f"{n}=={v}") for n, v in now.items())
-        observation = counted(Trial(probe, CellSpec(pins=pins), None, place / "steps", "check"))
+        index = IndexSettings.from_environment()
+        observation = counted(Trial(probe, CellSpec(pins=pins), index, place / "steps", "check"))
     else:
         observation = Observation(
             ProbeOutcome.GOOD, "", 0.0, cell=BuiltCell("0" * 16, resolved=now)
