@@ -172,6 +172,7 @@ def one_flip(
         f"{(named.commit.sha[:12] if named.commit else None)}",
         **(
             {
+                "check": f"{observation.outcome.value}: {observation.detail[:120]}",
                 "check_seconds": round(check_seconds, 1),
                 "follow_seconds": round(follow_seconds, 1),
                 "follow_to_check": round(follow_seconds / max(check_seconds, 0.1), 1),
