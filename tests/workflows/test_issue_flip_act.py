@@ -111,6 +111,7 @@ def test_a_flip_three_releases_later_is_named_to_its_release_and_commit_confirme
     ]
     assert "a bisect of tinyfix's 4 releases" in said and "commits between the two releases" in said
     assert "the commit: Fix the answer" in said and "a maintainer can close it" in said
+    assert re.search(r"; \d+ cells, the reruns included\n", said)
     state = read_state(issues.bot_comment())
     assert state is not None and state.decisive is not None
     assert (state.decisive.outcome, state.decisive.versions) == ("good", {PACKAGE: "1.3"})
