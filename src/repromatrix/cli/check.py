@@ -31,12 +31,7 @@ BAD_INPUT = 128
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
     check = hunting.subcommand(commands, "check")
-    check.add_argument(
-        "--as-of",
-        metavar="PACKAGE|DATE",
-        help="the stack's other packages as of a date, or of the upload of a package's "
-        "pinned release (--pin transformers==4.46.3 --as-of transformers)",
-    )
+    hunting.as_of_option(check)
     hunting.probe_options(check)
     # argparse's own errors too: git bisect run reads 2 as "bad".
     check.bad_input_exit = BAD_INPUT  # type: ignore[attr-defined]

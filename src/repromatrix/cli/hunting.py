@@ -129,9 +129,18 @@ def jobs_option(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def as_of_option(parser: argparse.ArgumentParser, searched: str, also: str = "") -> None:
-    """``--as-of`` of a search over releases (bisect, sweep): ``searched`` says what
-    the default, the searched package, gives each candidate."""
+def as_of_option(parser: argparse.ArgumentParser, searched: str = "", also: str = "") -> None:
+    """``--as-of``: for a search over releases (bisect, sweep) ``searched`` says what
+    the default, the searched package, gives each candidate; without one (check) the
+    stack is today's unless asked."""
+    if not searched:
+        parser.add_argument(
+            "--as-of",
+            metavar="PACKAGE|DATE",
+            help="the stack's other packages as of a date, or of the upload of a package's "
+            "pinned release (--pin transformers==4.46.3 --as-of transformers)",
+        )
+        return
     parser.add_argument(
         "--as-of",
         metavar="PACKAGE|DATE|none",

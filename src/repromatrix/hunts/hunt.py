@@ -65,12 +65,16 @@ class Hunt(Generic[Options, Plan, Record, Runner]):
     input, before anything is built; the plan carries the command that reruns it),
     ``run(plan, runner, voice)`` (its record, written as it goes, and its exit
     status), and ``took(options)``: what the options took from matrix.yaml's
-    defaults, in words ("" : nothing), said on the hunt's first line."""
+    defaults, in words ("" : nothing), said on the hunt's first line; ``publish(plan,
+    voice)``, where a hunt has one, renders its reports from what its run stored, once
+    the run is done (the atlas: its page, CSV and summary from atlas.json, as ``atlas
+    report`` does; asv's publish). The others write theirs as they go."""
 
     name: str
     plan: Callable[[Options, Voice], Plan]
     run: Callable[[Plan, Runner, Voice], tuple[Record, int]]
     took: Callable[[Options], str]
+    publish: Callable[[Plan, Voice], None] | None = None
 
     @property
     def row(self) -> hunt_table.HuntRow:
@@ -98,13 +102,17 @@ def run_hunt(
     voice: Voice | None = None,
 ) -> tuple[Record, int]:
     """The one road: planned (bad input is one line, nothing built yet), then what
-    the options took from the defaults said, first, and run with ``runner``; the
-    record and the exit status. An interrupt goes through (the hunt has written what
-    it did): the command line says it (cli/app.py)."""
+    the options took from the defaults said, first, run with ``runner``, then its
+    reports published (where the hunt has a ``publish``); the record and the exit
+    status. An interrupt goes through (the hunt has written what it did): the command
+    line says it (cli/app.py)."""
     voice = voice or Voice()
     procs.reset_cancelled()
     checked = hunt.plan(options, voice)
     took = hunt.took(options)
     if took:
         voice.note(f"{hunt.name}: {took}")
-    return hunt.run(checked, runner, voice)
+    record, status = hunt.run(checked, runner, voice)
+    if hunt.publish is not None:
+        hunt.publish(checked, voice)
+    return record, status

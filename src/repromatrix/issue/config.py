@@ -37,7 +37,7 @@ import re
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from repromatrix.errors import UserError
 from repromatrix.github.authors import BOT_LOGIN, DEFAULT_BOTS
@@ -108,31 +108,34 @@ class IssueSettings(BaseModel):
     # "optional" runs it unconfined there instead (the maintainer's choice, said in the log).
     confinement: Confinement = "required"
 
-    @field_validator("bots")
+    @field_validator("bots", "associations", "pins")
     @classmethod
-    def _bots(cls, value: list[str]) -> list[str]:
-        for login in value:
-            if not BOT_LOGIN.match(login):
-                raise ValueError(f"{login[:60]!r} is not a bot login (NAME[bot])")
+    def _each(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        check = _ITEM_CHECKS[info.field_name or ""]
+        for item in value:
+            check(item)
         return value
 
-    @field_validator("associations")
-    @classmethod
-    def _known(cls, value: list[str]) -> list[str]:
-        for word in value:
-            if word not in ASSOCIATIONS:
-                raise ValueError(f"{word!r} is not one of {', '.join(ASSOCIATIONS)}")
-        return value
 
-    @field_validator("pins")
-    @classmethod
-    def _pins(cls, value: list[str]) -> list[str]:
-        for text in value:
-            try:
-                parse_pin_option(text)
-            except UserError as err:
-                raise ValueError(str(err)) from None
-        return value
+def _bot_login(login: str) -> None:
+    if not BOT_LOGIN.match(login):
+        raise ValueError(f"{login[:60]!r} is not a bot login (NAME[bot])")
+
+
+def _association(word: str) -> None:
+    if word not in ASSOCIATIONS:
+        raise ValueError(f"{word!r} is not one of {', '.join(ASSOCIATIONS)}")
+
+
+def _pin(text: str) -> None:
+    try:
+        parse_pin_option(text)
+    except UserError as err:
+        raise ValueError(str(err)) from None
+
+
+# Each list's items, checked one by one (a ValueError names the item).
+_ITEM_CHECKS = {"bots": _bot_login, "associations": _association, "pins": _pin}
 
 
 def repository_url(url: str) -> str:

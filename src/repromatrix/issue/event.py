@@ -127,13 +127,9 @@ def _approved(
     payload: dict, issue: int, comment: int, login: str, refuse: Callable[[str], Decided]
 ) -> Decided:
     """/repromatrix approve: the issue's repro as the event has it is the watch's."""
-    try:
-        repro = find_repro(field(payload, "issue", "body"), "issue")
-    except UserError as err:
-        return refuse(str(err))
-    if repro is None or not LOGIN.match(login):
-        return refuse("nothing to approve: the issue has no ```` ```python ```` block whose first "
-                      "line is `# repromatrix`")  # fmt: skip
+    repro = _issue_repro(payload, login, "approve")
+    if isinstance(repro, str):
+        return refuse(repro)
     approval = PlannedApproval(
         issue=issue, comment=comment, sha256=repro.digest, by=login, how="approve",
         head=repro.head(),
@@ -141,18 +137,26 @@ def _approved(
     return Decided(f"approve: #{issue} {repro.digest[:12]} by {login}", approval=approval)
 
 
+def _issue_repro(payload: dict, login: str, step: str) -> Repro | str:
+    """The issue's repro as the event has it (approve, keep), or why ``step`` has none."""
+    try:
+        repro = find_repro(field(payload, "issue", "body"), "issue")
+    except UserError as err:
+        return str(err)
+    if repro is None or not LOGIN.match(login):
+        return (f"nothing to {step}: the issue has no ```` ```python ```` block whose first "
+                "line is `# repromatrix`")  # fmt: skip
+    return repro
+
+
 def _keep(
     payload: dict, issue: int, comment: int | None, login: str, refuse: Callable[[str], Decided]
 ) -> Decided:
     """/repromatrix keep (or the keep label): the issue's repro as the event has it, to
     be kept as a case once it is found to be the approved one (issue/keep.py)."""
-    try:
-        repro = find_repro(field(payload, "issue", "body"), "issue")
-    except UserError as err:
-        return refuse(str(err))
-    if repro is None or not LOGIN.match(login):
-        return refuse("nothing to keep: the issue has no ```` ```python ```` block whose first "
-                      "line is `# repromatrix`")  # fmt: skip
+    repro = _issue_repro(payload, login, "keep")
+    if isinstance(repro, str):
+        return refuse(repro)
     keep = PlannedKeep(
         issue=issue, comment=comment, sha256=repro.digest, by=login,
         packages=repro.packages(), pins=list(repro.needs),

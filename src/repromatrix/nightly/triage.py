@@ -53,11 +53,43 @@ class Regression:
     signature: str = ""  # the key of what it died of (verdicts/causes.py)
 
 
+class Dispatch:
+    """A hunt the nightly hands a workflow: ``HUNT``, its row in hunt_table.py (the
+    workflow it goes to); ``INPUTS``, each workflow input and the field it comes from
+    (several values joined by spaces); ``NAMED_BY``, the fields its name on the tracking
+    issue holds after ``HUNT``."""
+
+    HUNT: ClassVar[str]
+    INPUTS: ClassVar[dict[str, str]]
+    NAMED_BY: ClassVar[tuple[str, ...]]
+
+    @property
+    def hunt(self) -> str:
+        """The hunt's name on the tracking issue (its comment carries it back)."""
+        return ":".join([self.HUNT, *(getattr(self, name) for name in self.NAMED_BY)])
+
+    def workflow_inputs(self, issue: int | None = None) -> dict[str, str]:
+        """Its workflow's inputs, with its name on the tracking issue and the issue's
+        number (its answer goes there)."""
+        inputs: dict[str, str] = {}
+        for name, attribute in self.INPUTS.items():
+            value = getattr(self, attribute)
+            inputs[name] = " ".join(value) if isinstance(value, tuple) else value
+        inputs["hunt"] = self.hunt
+        if issue is not None:
+            inputs["issue"] = str(issue)
+        return inputs
+
+
 @dataclass(frozen=True)
-class BisectRequest:
+class BisectRequest(Dispatch):
     """The inputs of bisect.yml (and of ``nox -s bisect``) for one culprit hunt."""
 
-    HUNT: ClassVar[str] = "bisect"  # its row in hunt_table.py
+    HUNT: ClassVar[str] = "bisect"
+    INPUTS: ClassVar[dict[str, str]] = {
+        name: name for name in ("package", "good", "bad", "find", "case", "pins", "cell")
+    }
+    NAMED_BY: ClassVar[tuple[str, ...]] = ("package", "good", "bad", "combination", "case")
 
     package: str
     good: str
@@ -74,33 +106,22 @@ class BisectRequest:
         return (self.package, self.good, self.bad, self.find, self.case)
 
     @property
-    def hunt(self) -> str:
-        """The hunt's name on the tracking issue (its comment carries it back)."""
-        return f"bisect:{self.package}:{self.good}:{self.bad}:{self.combination}:{self.case}"
-
-    @property
     def what(self) -> str:
         """The hunt in a few words, for the tracking issue."""
         return f"{self.package} {self.good}..{self.bad} ({self.find})"
 
-    def workflow_inputs(self, issue: int | None = None) -> dict[str, str]:
-        return _dispatched({
-            "package": self.package,
-            "good": self.good,
-            "bad": self.bad,
-            "find": self.find,
-            "case": self.case,
-            "pins": " ".join(self.pins),
-            "cell": self.cell,
-        }, self.hunt, issue)  # fmt: skip
-
 
 @dataclass(frozen=True)
-class CulpritRequest:
+class CulpritRequest(Dispatch):
     """The inputs of culprit.yml (and of ``nox -s culprit``): last night's and tonight's
     resolved versions of one combination as locks, and the case that regressed."""
 
-    HUNT: ClassVar[str] = "culprit"  # its row in hunt_table.py
+    HUNT: ClassVar[str] = "culprit"
+    INPUTS: ClassVar[dict[str, str]] = {
+        "good": "good", "bad": "bad", "case": "case", "pins": "pins", "name": "combination",
+        "cell": "cell",
+    }  # fmt: skip
+    NAMED_BY: ClassVar[tuple[str, ...]] = ("combination", "case")
 
     combination: str
     case: str
@@ -112,22 +133,8 @@ class CulpritRequest:
     cell: str = ""  # the combination as JSON (matrix.cell): nulls, overrides, indexes, env
 
     @property
-    def hunt(self) -> str:
-        return f"culprit:{self.combination}:{self.case}"
-
-    @property
     def what(self) -> str:
         return f"{self.combination}: {len(self.changed)} packages moved"
-
-    def workflow_inputs(self, issue: int | None = None) -> dict[str, str]:
-        return _dispatched({
-            "good": " ".join(self.good),
-            "bad": " ".join(self.bad),
-            "case": self.case,
-            "pins": " ".join(self.pins),
-            "name": self.combination,
-            "cell": self.cell,
-        }, self.hunt, issue)  # fmt: skip
 
     def command(self, good_results: str, bad_results: str) -> str:
         """The local command that hunts the same culprit from the two results folders."""
@@ -142,15 +149,6 @@ class CulpritRequest:
         # nox runs a session from its noxfile's folder; the results folders triage
         # names are relative to where it runs.
         return command_line("culprit", args, folder=Path.cwd())
-
-
-def _dispatched(inputs: dict[str, str], hunt: str, issue: int | None) -> dict[str, str]:
-    """A hunt's workflow inputs, with its name on the tracking issue and the issue's
-    number (its answer goes there)."""
-    inputs["hunt"] = hunt
-    if issue is not None:
-        inputs["issue"] = str(issue)
-    return inputs
 
 
 @dataclass

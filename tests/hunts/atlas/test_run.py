@@ -93,7 +93,9 @@ PAIRS = 7 * 4 + 7 * 6 + 4 * 6
 def _run(options: atlas.AtlasOptions, oracle: Oracle, say) -> atlas.Outcome:
     voice = Voice(say=say)
     checked = atlas.plan(options, voice, lister=listing, resolve=resolve)
-    return atlas.run(checked, oracle, voice)[0]
+    outcome = atlas.run(checked, oracle, voice)[0]
+    atlas.publish(checked, voice)
+    return outcome
 
 
 @pytest.fixture

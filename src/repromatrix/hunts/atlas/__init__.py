@@ -19,8 +19,9 @@ engine.py        plan_round (the one planning step) and advance (rounds of it), 
 cells.py         planned cells as a tier through pipeline.run (the real CellRunner)
 fold.py          a nightly's cells taken back, each from its own artifact only
 run.py           the hunt (ATLAS: hunts.hunt.Hunt, its row in hunt_table.py):
-                 plan(options) -> run(plan, cells) -> engine, tonight(plan); its
-                 runner an engine.CellRunner, not a Prober
+                 plan(options) -> run(plan, cells) -> engine, then publish(plan)
+                 (report.py from atlas.json), tonight(plan); its runner an
+                 engine.CellRunner, not a Prober
 commands.py      what atlas plan / fold / report print and write
 view.py, query.py, summary.py, report.py, page.py
                  the stored atlas read back: query, recommend, causes, index.html, CSV

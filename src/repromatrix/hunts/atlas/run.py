@@ -2,9 +2,10 @@
 block, lists each axis's releases and resolves the pairs with uv, from the atlas's
 indexes (``--wheelhouse``: that folder alone, for the listing, the resolution and
 every cell's install); ``run(plan, cells)`` hands the engine its cell runner
-(engine.advance: rounds of engine.plan_round), keeps atlas.json after every batch
-and renders the page, the CSV and summary.md. ``tonight`` is the same planning step
-once, for ``atlas plan`` and the nightly.
+(engine.advance: rounds of engine.plan_round) and keeps atlas.json after every
+batch; ``publish`` then renders the page, the CSV and summary.md from it (report.py,
+as ``atlas report`` does). ``tonight`` is the same planning step once, for ``atlas
+plan`` and the nightly.
 
 Its probe is a whole cell (every case the block names, one interpreter: torch is
 imported once, not once a case), so it takes an ``engine.CellRunner`` (planned cells
@@ -47,7 +48,7 @@ from repromatrix.matrix.pins import pin_text
 from repromatrix.outcomes import AnswerStatus, Evidence
 from repromatrix.results import utc_now
 
-__all__ = ["ATLAS", "AtlasOptions", "AtlasPlan", "plan", "run", "tonight"]
+__all__ = ["ATLAS", "AtlasOptions", "AtlasPlan", "plan", "publish", "run", "tonight"]
 
 Say = Callable[[str], None]
 
@@ -173,8 +174,6 @@ def run(checked: AtlasPlan, cells: CellRunner | None, voice: Voice) -> tuple[Out
     """Rounds of cells within the budget, run by ``cells`` (None: the pipeline);
     atlas.json is written after every batch (an interrupted run keeps what it
     finished: cli/app.py says so). The outcome and the exit status (0: done)."""
-    from repromatrix.hunts.atlas.report import render
-
     say = voice.say
 
     options, state, universe = checked.options, checked.state, checked.universe
@@ -219,14 +218,20 @@ def run(checked: AtlasPlan, cells: CellRunner | None, voice: Voice) -> tuple[Out
         )
     )
     atlas_state.write_state(options.out, state)
-    written = render(options.out)
     say(
         f"atlas: {outcome.planned} cells run in {outcome.rounds} rounds "
         f"(lower bound {universe.lower_bound()}); {_answered(outcome.answers)}"
     )
-    for path in written:
-        say(f"  {path}")
     return outcome, 0
+
+
+def publish(checked: AtlasPlan, voice: Voice) -> None:
+    """The page, the CSV and summary.md rendered from the atlas.json a run kept, each
+    file said under the run's line."""
+    from repromatrix.hunts.atlas.report import render
+
+    for path in render(checked.options.out):
+        voice.say(f"  {path}")
 
 
 def coverage(universe: Universe, answers: Mapping[Pair, Answer]) -> dict[str, int]:
@@ -281,4 +286,6 @@ def took(options: AtlasOptions) -> str:
     return f"from matrix.yaml's defaults: {', '.join(taken)}" if taken else ""
 
 
-ATLAS: Hunt[AtlasOptions, AtlasPlan, Outcome, CellRunner | None] = Hunt("atlas", plan, run, took)
+ATLAS: Hunt[AtlasOptions, AtlasPlan, Outcome, CellRunner | None] = Hunt(
+    "atlas", plan, run, took, publish
+)
