@@ -147,6 +147,15 @@ def test_a_flaky_repro_is_said_once_as_flaky_not_as_a_flip(
     assert state is not None and state.flaky is not None and state.decisive is not None
     assert (state.decisive.outcome, state.decisive.versions) == ("bad", {PACKAGE: "1.0"})
     assert not list(run.artifact(f"issue-answers-{ISSUE}").glob("**/named"))  # no hunt
+    first = state.last_watched
+
+    again = issues.night()  # as flaky again (a fresh /tmp: good, bad, good)
+
+    assert again.returncode == 0, again.tail()
+    assert flips(issues) == [said]  # said once
+    state = read_state(issues.bot_comment())
+    assert state is not None and state.decisive is not None and state.flaky is not None
+    assert state.decisive.outcome == "bad" and state.last_watched > first
 
 
 def test_two_packages_moved_and_the_culprit_hunt_names_the_one(
