@@ -113,3 +113,40 @@ def other_wheels(house: Path, versions: tuple[str, ...]) -> list[Path]:
         pure_wheel(house, OTHER, v, {f"{OTHER}/__init__.py": f"VERSION = {v!r}\n"})
         for v in versions
     ]
+
+
+def long_history(
+    root: Path, package: str, releases: int, per_release: int, fixed: tuple[int, int]
+) -> History:
+    """``releases`` releases 1.0, 1.1, ... with ``per_release`` commits before each
+    (after 1.0), the fix at commit ``fixed[1]`` (1-based) of the commits before release
+    ``fixed[0]`` (an index: 1 is 1.1), then a commit on main (the benchmark's history)."""
+    repo = root / package
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    _commit(repo, "Release 1.0", 41, "1.0")
+    git(repo, "tag", "v1.0")
+    answer, fix = 41, ""
+    for index in range(1, releases):
+        for number in range(1, per_release):
+            if (index, number) == fixed:
+                answer = 42
+                fix = _commit(repo, f"Fix the answer (#{FIX_PR})", 42, f"1.{index - 1}")
+            else:
+                subject = f"Change {index}.{number} (#{index * 100 + number})"
+                _commit(repo, subject, answer, f"1.{index - 1}")
+        answer = 42 if index >= fixed[0] else answer
+        _commit(repo, f"Release 1.{index}", answer, f"1.{index}")
+        git(repo, "tag", f"v1.{index}")
+    head = _commit(repo, "Next (#99999)", answer, f"1.{releases}.dev0")
+    return History(repo, fix, head)
+
+
+def long_wheels(house: Path, package: str, releases: int, first_fixed: int) -> list[Path]:
+    """``package``'s releases 1.0 .. 1.(releases-1) as wheels; fixed from ``first_fixed``."""
+    return [
+        pure_wheel(
+            house, package, f"1.{i}", {f"{package}/__init__.py": _source(41 + (i >= first_fixed))}
+        )
+        for i in range(releases)
+    ]

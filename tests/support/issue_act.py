@@ -25,6 +25,8 @@ from support.pip import PIP
 ISSUE = 7
 # The event's repository as GitHub sends it (act would make the default branch master).
 REPOSITORY = {"full_name": "owner/repo", "default_branch": "main"}
+# What a repro must never find in its environment: a token of any kind.
+TOKEN_NAMES = re.compile(r"^(GH_TOKEN|GITHUB_TOKEN|ACTIONS_\w+|\w*SECRET\w*)$")
 
 
 def make_wheelhouse(house: Path) -> Path:

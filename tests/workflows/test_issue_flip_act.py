@@ -26,7 +26,7 @@ from support.history import (
     history,
     repro,
 )
-from support.issue_act import ISSUE, Issues, flips, watched
+from support.issue_act import ISSUE, TOKEN_NAMES, Issues, flips, watched
 from support.nights import Scenario
 
 from repromatrix.issue.state import Observed, read_state
@@ -38,6 +38,8 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
 ]
 
+# Said by every run of the repro: the names of its environment (no token among them).
+SEES = 'import os\n\nprint("ENVIRONMENT:", " ".join(sorted(os.environ)))\n'
 LAST_WEEK = "2026-11-17T03:41:00+00:00"
 # What a flip's reference looks like in an inert comment (github.markdown.escaped).
 PR = f"(#\u200b{FIX_PR})"
@@ -89,7 +91,7 @@ def test_a_flip_three_releases_later_is_named_to_its_release_and_commit_confirme
 ) -> None:
     fix = histories[PACKAGE]
     issues = Issues(scenario, wheelhouse, config=_config(repositories={PACKAGE: fix.url}))
-    watched(issues, _block(repro()), _bad(tinyfix="1.0"))
+    watched(issues, _block(repro().replace("\n", "\n" + SEES, 1)), _bad(tinyfix="1.0"))
 
     run = issues.night()
 
@@ -109,13 +111,23 @@ def test_a_flip_three_releases_later_is_named_to_its_release_and_commit_confirme
     ]
     assert "a bisect of tinyfix's 4 releases" in said and "commits between the two releases" in said
     assert "the commit: Fix the answer" in said and "a maintainer can close it" in said
+    assert re.search(r"; \d+ cells, the reruns included\n", said)
     state = read_state(issues.bot_comment())
     assert state is not None and state.decisive is not None
     assert (state.decisive.outcome, state.decisive.versions) == ("good", {PACKAGE: "1.3"})
-    # The hunts ran in the run job (no token): their reports are its artifact's.
+    # The hunts ran in the run job: their reports are its artifact's, and no run of the
+    # repro (tonight's, the reruns, each hunt's cells) found a token in its environment.
     answers = run.artifact(f"issue-answers-{ISSUE}")
-    assert list(answers.glob(f"{ISSUE}/**/named/bisect.json")), sorted(answers.rglob("*"))
-    assert list(answers.glob(f"{ISSUE}/**/commits/bisect.json"))
+    assert list(answers.glob(f"{ISSUE}/named/*/bisect.json")), sorted(answers.rglob("*"))
+    assert list(answers.glob(f"{ISSUE}/commits/*/bisect.json"))
+    seen = [
+        line.split(":", 1)[1].split()
+        for log in answers.rglob("*.run.log")
+        for line in log.read_text().splitlines()
+        if line.startswith("ENVIRONMENT:")
+    ]
+    assert len(seen) >= 9 and all("PATH" in names for names in seen), len(seen)  # 9 cells
+    assert not {name for names in seen for name in names if TOKEN_NAMES.match(name)}
 
 
 def test_a_flaky_repro_is_said_once_as_flaky_not_as_a_flip(
@@ -135,6 +147,15 @@ def test_a_flaky_repro_is_said_once_as_flaky_not_as_a_flip(
     assert state is not None and state.flaky is not None and state.decisive is not None
     assert (state.decisive.outcome, state.decisive.versions) == ("bad", {PACKAGE: "1.0"})
     assert not list(run.artifact(f"issue-answers-{ISSUE}").glob("**/named"))  # no hunt
+    first = state.last_watched
+
+    again = issues.night()  # as flaky again (a fresh /tmp: good, bad, good)
+
+    assert again.returncode == 0, again.tail()
+    assert flips(issues) == [said]  # said once
+    state = read_state(issues.bot_comment())
+    assert state is not None and state.decisive is not None and state.flaky is not None
+    assert state.decisive.outcome == "bad" and state.last_watched > first
 
 
 def test_two_packages_moved_and_the_culprit_hunt_names_the_one(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from support.gh_double import BOT_USER
-from support.issue_act import ISSUE, Issues
+from support.issue_act import ISSUE, TOKEN_NAMES, Issues
 from support.nights import Scenario
 
 from repromatrix.github.inert import problems
@@ -50,7 +50,6 @@ from packaging.licenses import canonicalize_license_expression
 assert canonicalize_license_expression("mit") == "MIT"
 ```
 """
-TOKEN_NAMES = re.compile(r"^(GH_TOKEN|GITHUB_TOKEN|ACTIONS_\w+|\w*SECRET\w*)$")
 
 
 @pytest.fixture

@@ -189,7 +189,7 @@ def found_by(named: Named) -> str:
         parts.append(f"the commit: {_text(one_line(named.commit.subject, 200))}")
     if named.note:
         parts.append(_text(named.note))
-    parts.append(f"{named.cells} cells")
+    parts.append(f"{named.cells} cells, the reruns included")
     return "; ".join(parts)
 
 
