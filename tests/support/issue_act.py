@@ -23,6 +23,8 @@ from support.nights import Scenario
 from support.pip import PIP
 
 ISSUE = 7
+# The event's repository as GitHub sends it (act would make the default branch master).
+REPOSITORY = {"full_name": "owner/repo", "default_branch": "main"}
 # What a repro must never find in its environment: a token of any kind.
 TOKEN_NAMES = re.compile(r"^(GH_TOKEN|GITHUB_TOKEN|ACTIONS_\w+|\w*SECRET\w*)$")
 
@@ -82,7 +84,7 @@ class Issues:
                 "author_association": association,
                 "user": {"login": "alice", "type": "User"},
             },
-            "repository": {"full_name": "owner/repo"},
+            "repository": REPOSITORY,
         }
         return self._run("issue_comment", payload)
 
@@ -95,12 +97,12 @@ class Issues:
             "label": {"name": "repro"},
             "sender": {"login": sender, "type": "User"},
             "issue": {"number": ISSUE, "body": issue_body, "user": {"login": "mallory"}},
-            "repository": {"full_name": "owner/repo"},
+            "repository": REPOSITORY,
         }
         return self._run("issues", payload)
 
     def night(self) -> ActRun:
-        return self._run("schedule", {"repository": {"full_name": "owner/repo"}})
+        return self._run("schedule", {"repository": REPOSITORY})
 
     def _run(self, event: str, payload: dict[str, Any]) -> ActRun:
         path = self.scenario.work / f"{event}-{time.monotonic_ns()}.json"
