@@ -43,7 +43,7 @@ def test_a_payload_of_another_shape_is_a_note_and_no_job(
     assert out.splitlines()[0].startswith("ignored: ") and "Traceback" not in out
     plan = read_plan(tmp_path / "plan")
     assert not plan.jobs and not plan.replies
-    assert (tmp_path / "outputs").read_text() == "jobs=0\nissues=[]\nack=0\n"
+    assert (tmp_path / "outputs").read_text() == "jobs=0\nissues=[]\nack=0\nkeeps=0\n"
 
 
 def test_an_untrusted_command_writes_one_reply(
@@ -63,7 +63,7 @@ def test_an_untrusted_command_writes_one_reply(
     assert _parse(tmp_path, monkeypatch, payload) == 0
     (reply,) = read_plan(tmp_path / "plan").replies
     assert (reply.issue, reply.comment) == (3, 12) and "@mallory is not among" in reply.body
-    assert (tmp_path / "outputs").read_text() == "jobs=0\nissues=[]\nack=1\n"
+    assert (tmp_path / "outputs").read_text() == "jobs=0\nissues=[]\nack=1\nkeeps=0\n"
 
 
 @pytest.mark.parametrize("text", ["{not json", "\udcff"])

@@ -287,3 +287,28 @@ def test_the_sandbox_needs_bubblewrap_and_root_and_says_which_is_missing(
     assert confine.unavailable() == (
         "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
     )
+
+
+def test_a_local_repository_it_is_shown_is_one_its_git_may_read(tmp_path: Path) -> None:
+    # A package's history on the runner (repositories: file:///PATH): the runner's user
+    # owns it, so git refuses it to the job's user ("dubious ownership") unless the
+    # job's HOME trusts it; another repository it is shown stays refused.
+    history, other = tmp_path / "history", tmp_path / "other"
+    for repo in (history, other):
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
+                        "commit", "-q", "--allow-empty", "-m", "v1.0"], check=True)  # fmt: skip
+    tmp_path.chmod(0o755)
+    code = textwrap.dedent("""\
+        import subprocess, sys
+        for name, url in (("history", sys.argv[1]), ("other", sys.argv[2])):
+            done = subprocess.run(["git", "clone", "-q", "--bare", url, f"/tmp/{name}"],
+                                  capture_output=True, text=True)
+            print(name, done.returncode, "dubious ownership" in done.stderr)
+    """)
+    status, said, _ = sandboxed(
+        code, tmp_path, args=[history.as_uri(), other.as_uri()], read=[other],
+        repositories=[str(history)],
+    )  # fmt: skip
+    assert status == 0, said
+    assert said[-2:] == ["history 0 False", "other 128 True"]

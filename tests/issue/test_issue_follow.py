@@ -94,12 +94,15 @@ def _tonight(outcome: str, **versions: str) -> tuple[Result, Observation]:
     return result, observation
 
 
-def _follow(job: Job, result: Result, observation: Observation, prober, tmp_path: Path) -> None:
+def _follow(
+    job: Job, result: Result, observation: Observation, prober, tmp_path: Path, remember=True
+) -> None:
     script = tmp_path / "repro-7.py"
     script.write_text("import tinyfix\n")
     probe = Probe(script=script, cases_root=tmp_path, timeout=60)
     stop_at = time.monotonic() + 600
-    follow(job, result, observation, probe, tmp_path / "answers", stop_at=stop_at, prober=prober)
+    follow(job, result, observation, probe, tmp_path / "answers", stop_at=stop_at, prober=prober,
+           remember=remember)  # fmt: skip
 
 
 def test_a_flip_three_releases_later_is_confirmed_bisected_and_named_to_its_commit(
@@ -127,6 +130,21 @@ def test_a_flip_three_releases_later_is_confirmed_bisected_and_named_to_its_comm
     assert named.releases == 4 and named.commits >= 5
     assert named.cells == len(prober.trials) - 0  # every probe the follow-up made
     assert "confirmed: good in 3 of 3 runs" in result.markdown
+    # Tonight's cell held in every run: the bisect takes its end as seen, builds it not
+    # again, and no hunt builds a cell twice.
+    hunted = [tuple(sorted(t.items())) for t in prober.trials[2:]]
+    assert ((PACKAGE, "1.3"),) not in hunted and len(set(hunted)) == len(hunted)
+
+
+def test_without_memory_every_cell_a_hunt_asks_for_is_built(package, index, tmp_path: Path) -> None:
+    found, _house, fixed = package
+    prober = Prober(fixed)
+    result, observation = _tonight("good", tinyfix="1.3")
+
+    _follow(_job(found, {PACKAGE: "1.0"}), result, observation, prober, tmp_path, remember=False)
+
+    assert {PACKAGE: "1.3"} in prober.trials[2:]  # tonight's, built again as the bisect's end
+    assert result.named is not None and result.named.commit is not None
 
 
 def test_a_flip_that_does_not_hold_is_not_named(package, index, tmp_path: Path) -> None:

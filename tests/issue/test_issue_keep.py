@@ -125,7 +125,7 @@ def test_an_approved_keep_is_filled_recorded_and_acknowledged(tmp_path: Path) ->
     assert state.kept.case == case_id(7) == "issues/test_issue_7.py::test_issue_7"
     assert client.reactions == [(1001, "+1")]
     (reply,) = client.replies
-    assert "repromatrix issue keep --plan plan --base main" in reply
+    assert "keep job opens the pull request adding it (written from the approved" in reply
     assert [kind for kind in problems(reply) if kind != "link"] == []
 
 

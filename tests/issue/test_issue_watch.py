@@ -3,6 +3,10 @@ once, in the words of the issue: "now passes with transformers 5.3.0 (fails with
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import yaml
+
 from repromatrix.issue.config import IssueSettings
 from repromatrix.issue.state import Observed, State
 from repromatrix.issue.watch import candidates, flip, tonight, watch_job
@@ -84,3 +88,15 @@ def test_no_flip_without_a_change_of_outcome_or_on_an_untestable_night() -> None
     assert flip(bad, _seen("skip", transformers="5.3.0")) is None
     same = flip(bad, _seen("good", transformers="5.2.0"))  # nothing moved: all are named
     assert same == "now passes with transformers 5.2.0 (fails with 5.2.0)"
+
+
+def test_the_settings_docs_show_are_settings() -> None:
+    # docs/issue-repro.md's "Settings" block, read as the parse job reads the file.
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "issue-repro.md").read_text()
+    section = doc[doc.index("## Settings") :]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    settings = IssueSettings(**yaml.safe_load(block)["issue"])
+    assert settings.confirm == 2 and settings.watch.main == ["transformers"]
+    assert settings.repositories == {"transformers": "https://github.com/huggingface/transformers"}
+    job = watch_job(candidates(_issues(1), {})[0][0], settings)
+    assert job.main == ["transformers"] and job.confirm == 2

@@ -126,7 +126,7 @@ def _repromatrix_calls() -> list[tuple[str, set[str]]]:
                 script = step.get("run", "")
                 found = re.search(
                     r"^\s*(?:\.venv/bin/)?repromatrix "
-                    r"([a-z-]+(?: (?:parse|ack|run|post|plan|fold|report))?)",
+                    r"([a-z-]+(?: (?:parse|ack|run|post|keep|plan|fold|report))?)",
                     script,
                     re.M,
                 )
@@ -140,7 +140,8 @@ def test_the_repromatrix_commands_and_options_the_workflows_use_exist() -> None:
     commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     calls = _repromatrix_calls()
     assert {c for c, _ in calls} >= {"ci-matrix", "merge", "run", "triage", "report"}
-    assert {c for c, _ in calls} >= {"issue parse", "issue ack", "issue run", "issue post"}
+    assert {c for c, _ in calls} >= {"issue parse", "issue ack", "issue run", "issue post",
+                                     "issue keep"}  # fmt: skip
     assert {c for c, _ in calls} >= {"baseline", "atlas plan", "atlas fold", "atlas report"}
     for command, used in calls:
         if command == "report":

@@ -22,16 +22,19 @@ def sandboxed(
     env: dict[str, str] | None = None,
     timeout: float = 60,
     user: tuple[int, int] = (confine.REPRO_UID, confine.REPRO_GID),
+    repositories: Sequence[str] = (),
 ) -> tuple[int | None, list[str], Path]:
     """``code`` run by this interpreter in a sandbox as the run job makes it: its exit
-    status, the lines it said, its answer folder (writable)."""
+    status, the lines it said, its answer folder (writable); ``repositories``: local git
+    repositories shown and trusted, as a job's ``repositories:`` are."""
     answers = tmp_path / "answers" / "7"
     confine.make_writable(answers, *user)
     said: list[str] = []
     with confine.private_tmp(*user) as private:
+        confine.trust_repositories(private, repositories)
         view = confine.View(
             private,
-            read=(*confine.harness_places(), *map(str, read)),
+            read=(*confine.harness_places(), *map(str, read), *repositories),
             write=(answers,),
             user=user,
         )

@@ -18,6 +18,7 @@ starts asking for something new fails the test instead of passing silently.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import fcntl
 import json
@@ -27,6 +28,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 STATE_VARIABLE = "GH_DOUBLE_STATE"
 OWNER_REPO = "owner/repo"  # what issue URLs and `gh api` answers name
@@ -182,6 +184,14 @@ class GhDouble:
 
     def issues(self) -> list[dict[str, Any]]:
         return _load(self.state)["issues"]
+
+    def pulls(self) -> list[dict[str, Any]]:
+        """The pull requests opened: {title, head, base, body, number, html_url}."""
+        return _load(self.state).get("pulls", [])
+
+    def files(self, branch: str) -> dict[str, str]:
+        """What was put on ``branch`` through the contents API: {path: text}."""
+        return _load(self.state).get("branches", {}).get(branch, {})
 
     def dispatches(self) -> list[dict[str, Any]]:
         """[{"workflow", "ref", "inputs"}] in the order dispatched."""
@@ -441,6 +451,8 @@ def _api(args: list[str], state: dict[str, Any], record: dict[str, Any] | None =
         key, _, value = str(pair).partition("=")
         payload[key] = value
     rest = _issues_rest(endpoint, method, payload, state)
+    if rest is None:
+        rest = _pulls_rest(endpoint, method, payload, state)
     if rest is not None:
         return json.dumps(rest)
     return json.dumps({})
@@ -523,6 +535,47 @@ def _issues_rest(endpoint: str, method: str, payload: dict[str, Any], state: dic
             }
             for i in found
         ]
+    return None
+
+
+def _pulls_rest(endpoint: str, method: str, payload: dict[str, Any], state: dict[str, Any]) -> Any:
+    """The REST routes of a pull request made without a clone (github.client.PullRequests):
+    a branch's head, a branch made, a file read or put on a branch (contents), a pull
+    request opened. Branches are {name: {path: text}}, main's empty. None: not these."""
+    path, _, query = endpoint.partition("?")
+    parts = path.strip("/").split("/")
+    if parts[:1] != ["repos"] or len(parts) < 4:
+        return None
+    tail, branches = parts[3:], state.setdefault("branches", {"main": {}})
+    if tail[:3] == ["git", "ref", "heads"] and "/".join(tail[3:]) in branches:
+        return {"object": {"sha": f"head-of-{'/'.join(tail[3:])}"}}
+    if tail == ["git", "refs"] and method == "POST":
+        name = str(payload.get("ref", "")).removeprefix("refs/heads/")
+        if name in branches:
+            raise GhError("HTTP 422: Reference already exists (https://api.github.com/)")
+        branches[name] = {}
+        return {"ref": f"refs/heads/{name}"}
+    if tail[:1] == ["contents"] and len(tail) > 1:
+        file = unquote("/".join(tail[1:]))
+        wanted = {k: unquote(v) for k, v in (p.partition("=")[::2] for p in query.split("&") if p)}
+        branch = str(payload.get("branch") or wanted.get("ref") or "main")
+        files = branches.get(branch)
+        if files is None:
+            raise GhError("HTTP 404: Not Found (https://api.github.com/)")
+        if method == "PUT":
+            files[file] = base64.b64decode(str(payload.get("content", ""))).decode()
+            return {"content": {"path": file}}
+        if file not in files:
+            raise GhError("HTTP 404: Not Found (https://api.github.com/)")
+        return {"path": file, "sha": f"blob-{len(files[file])}"}
+    if tail == ["pulls"] and method == "POST":
+        pulls = state.setdefault("pulls", [])
+        number = 100 + len(pulls)
+        pull = {k: payload.get(k) for k in ("title", "head", "base", "body")}
+        pulls.append(
+            {**pull, "number": number, "html_url": f"https://github.com/{OWNER_REPO}/pull/{number}"}
+        )
+        return pulls[-1]
     return None
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from support import act
+from support.issue_act import make_wheelhouse
 from support.nights import Scenario
 
 
@@ -28,3 +29,10 @@ def scenario(act_ready: None, tmp_path: Path, shared_env_store: Path) -> Scenari
     """A throw-away repository with the real workflows (support/nights.py); its cells
     go to the session's environment store, as a runner keeps its own between nights."""
     return Scenario(tmp_path, env={"REPROMATRIX_ENV_DIR": str(shared_env_store)})
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The issue bot's runner's only package index, made once a session
+    (support/issue_act.py)."""
+    return make_wheelhouse(tmp_path_factory.mktemp("wheelhouse"))

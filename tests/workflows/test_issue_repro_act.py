@@ -9,20 +9,16 @@ package each, seconds of CPU."""
 from __future__ import annotations
 
 import io
-import json
 import re
-import subprocess
 import threading
 import time
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import pytest
-from support.act import REPO, ActRun, act_run
 from support.gh_double import BOT_USER
+from support.issue_act import ISSUE, TOKEN_NAMES, Issues
 from support.nights import Scenario
-from support.pip import PIP
 
 from repromatrix.github.inert import problems
 from repromatrix.issue.confine import REPRO_UID
@@ -31,7 +27,6 @@ from repromatrix.issue.state import MARKER, Approval, Observed, State, read_stat
 
 pytestmark = [pytest.mark.act, pytest.mark.e2e, pytest.mark.usefixtures("confinable")]
 
-ISSUE = 7
 # Prints the names of its environment (the test asserts no token is among them), then
 # fails where LegacyVersion is gone.
 LEGACY_REPRO = """\
@@ -55,105 +50,6 @@ from packaging.licenses import canonicalize_license_expression
 assert canonicalize_license_expression("mit") == "MIT"
 ```
 """
-TOKEN_NAMES = re.compile(r"^(GH_TOKEN|GITHUB_TOKEN|ACTIONS_\w+|\w*SECRET\w*)$")
-
-
-@pytest.fixture(scope="session")
-def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The runner's only package index, made once: repromatrix built from this checkout
-    with its dependencies, and the packaging releases the scenarios sweep. Offline and
-    fixed: the newest packaging is the one repromatrix itself installs, whatever PyPI
-    publishes later, and no run pays for downloads or a build."""
-    house = tmp_path_factory.mktemp("wheelhouse")
-    house.chmod(0o755)  # the repro's own user (the sandbox's) reads the runner's index
-    subprocess.run([*PIP, "wheel", "-w", str(house), str(REPO)], check=True)
-    # The workflow's default source is `.` (this checkout): pip builds it with hatchling.
-    subprocess.run([*PIP, "download", "-d", str(house), "hatchling>=1.21"], check=True)
-    # Every cell has the harness's runner (environment.store.CELL_TOOLING): pytest and
-    # pytest-xdist, with their dependencies; and pytest 8.3.5 too, which (unlike 9) takes
-    # a packaging older than 24, so that a cell can hold packaging 21.
-    tooling = ["pytest", "pytest-xdist", "pytest==8.3.5"]
-    for requirement in tooling:
-        subprocess.run([*PIP, "download", "-d", str(house), requirement], check=True)
-    releases = ["packaging==21.2", "packaging==21.3", "packaging==22.0"]
-    for release in releases:
-        subprocess.run([*PIP, "download", "-d", str(house), release], check=True)  # + pyparsing
-    return house
-
-
-class Issues:
-    """A scenario repository with issues, and the workflow run on one event."""
-
-    def __init__(self, scenario: Scenario, house: Path, config: str | None = None) -> None:
-        # The workflow's default source, `.` (repromatrix's own repository), its
-        # dependencies from the lock in .github/repromatrix (uv's cache).
-        self.variables: dict[str, str] = {}
-        self.scenario = scenario
-        self.gh = scenario.gh
-        if config is not None:
-            path = scenario.repo / ".github" / "repromatrix.yml"
-            path.write_text(config)
-        scenario.write(message="issue scenario")  # commits (act runs what is committed)
-        self.env = {**scenario.env, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(house)}
-
-    def comment(self, body: str, *, association: str = "OWNER", issue_body: str = "") -> ActRun:
-        if not any(i["number"] == ISSUE for i in self.gh.issues()):
-            self.gh.add_issue(ISSUE, title="LegacyVersion is gone", body=issue_body)
-        comment = self.gh.add_comment(ISSUE, body, login="alice", association=association)
-        self.asked = comment
-        payload = {
-            "action": "created",
-            "issue": {"number": ISSUE, "title": "LegacyVersion is gone", "body": issue_body},
-            "comment": {
-                "id": comment,
-                "body": body,
-                "author_association": association,
-                "user": {"login": "alice", "type": "User"},
-            },
-            "repository": {"full_name": "owner/repo"},
-        }
-        return self._run("issue_comment", payload)
-
-    def label(self, sender: str, *, issue_body: str) -> ActRun:
-        """``sender`` adds the watch's label to the issue (an issues: labeled event)."""
-        if not any(i["number"] == ISSUE for i in self.gh.issues()):
-            self.gh.add_issue(ISSUE, title="hostile", body=issue_body, labels=("repro",))
-        payload = {
-            "action": "labeled",
-            "label": {"name": "repro"},
-            "sender": {"login": sender, "type": "User"},
-            "issue": {"number": ISSUE, "body": issue_body, "user": {"login": "mallory"}},
-            "repository": {"full_name": "owner/repo"},
-        }
-        return self._run("issues", payload)
-
-    def night(self) -> ActRun:
-        return self._run("schedule", {"repository": {"full_name": "owner/repo"}})
-
-    def _run(self, event: str, payload: dict[str, Any]) -> ActRun:
-        path = self.scenario.work / f"{event}-{time.monotonic_ns()}.json"
-        path.write_text(json.dumps(payload))
-        started = time.monotonic()
-        run = act_run(
-            self.scenario.repo,
-            workflow="issue-repro.yml",
-            event=event,
-            event_path=path,
-            variables=self.variables,
-            gh=self.gh,
-            work=self.scenario.work,
-            env=self.env,
-            timeout=400,
-        )
-        print(f"act {event}: {time.monotonic() - started:.0f} s")
-        return run
-
-    def replies(self) -> list[str]:
-        return [c["body"] for c in self.gh.comments(ISSUE) if c["user"] == BOT_USER]
-
-    def bot_comment(self) -> str:
-        (found,) = [b for b in self.replies() if b.startswith(MARKER)]
-        return found
 
 
 @pytest.fixture

@@ -164,7 +164,7 @@ def test_plans_are_downloaded_by_id_into_a_folder_of_their_own() -> None:
                 if "plan" in str(given.get("path", "")) or "plan" in str(given.get("name", "")):
                     plans += 1
                     assert "name" not in given and given["artifact-ids"].startswith("${{"), where
-    assert plans == 5  # ack, run, post; atlas's fold; a combination job's planned tier
+    assert plans == 6  # ack, run, post, keep; atlas's fold; a combination job's planned tier
     combination = _load(REPO / ".github" / "workflows" / "nightly-combination.yml")
     (step,) = [s for s in combination["jobs"]["combinations"]["steps"]
                if "download-artifact" in str(s.get("uses", ""))]  # fmt: skip
@@ -196,7 +196,7 @@ def test_issue_repro_has_no_concurrency_group_to_cancel_a_pending_command() -> N
 
 def test_issue_repro_approves_on_a_label_and_verifies_the_plan_in_every_job() -> None:
     workflow = _load(REPO / ".github" / "workflows" / "issue-repro.yml")
-    assert workflow["on"]["issues"] == {"types": ["labeled"]}
+    assert workflow["on"]["issues"] == {"types": ["labeled", "closed"]}
     outputs = workflow["jobs"]["parse"]["outputs"]
     assert {"plan_sha256", "plan_artifact", "issues", "jobs", "ack"} <= set(outputs)
     run_steps = workflow["jobs"]["run"]["steps"]
@@ -239,3 +239,29 @@ def test_init_scaffolds_the_action_the_workflows_use(tmp_path: Path) -> None:
         source = f"actions/install-repromatrix/{path.name}"
         assert FILES[source] == f".github/actions/install-repromatrix/{path.name}"
         assert (tmp_path / FILES[source]).read_bytes() == path.read_bytes()
+
+
+def test_the_keep_job_alone_writes_contents_and_runs_nothing_an_issue_wrote() -> None:
+    """issue-repro.yml's keep job: the one job of the workflow that may write contents
+    and open pull requests. It checks out without keeping the token, installs
+    repromatrix from the plan checked against parse's digest, and runs one command,
+    which writes the repro as literals (issue/keep.py): nothing installs, imports or
+    runs what an issue wrote. Its marks come from post's job outputs."""
+    jobs = _load(REPO / ".github" / "workflows" / "issue-repro.yml")["jobs"]
+    writers = {name for name, job in jobs.items()
+               if "write" in (job.get("permissions") or {}).get("contents", "")}  # fmt: skip
+    assert writers == {"keep"}
+    keep = jobs["keep"]
+    assert keep["permissions"] == {"contents": "write", "pull-requests": "write"}
+    assert keep["needs"] == ["parse", "post"] and keep["timeout-minutes"] <= 15
+    (checkout,) = [s for s in keep["steps"] if "actions/checkout" in str(s.get("uses", ""))]
+    assert checkout["with"]["persist-credentials"] is False
+    (install,) = [s for s in keep["steps"] if "install-repromatrix" in str(s.get("uses", ""))]
+    assert install["with"]["plan-sha256"] == "${{ needs.parse.outputs.plan_sha256 }}"
+    runs = [s["run"] for s in keep["steps"] if "run" in s]
+    assert runs == [
+        'repromatrix issue keep --plan plan --base "$BASE" --marks "$MARKS" --run-url "$RUN_URL"'
+    ]
+    (step,) = [s for s in keep["steps"] if "run" in s]
+    assert step["env"]["MARKS"].startswith("${{ needs.post.result == 'success' && needs.post.")
+    assert jobs["post"]["outputs"]["marks"] == "${{ steps.post.outputs.marks }}"

@@ -10,13 +10,15 @@
     repromatrix issue env                     the allowlisted environment, for env -i
     repromatrix issue post --plan plan --answers answers --run-url URL
                                               the bot comment, 🚀, a watch's flip
-    repromatrix issue keep --plan plan --base main [--run-url URL]
-                                              a pull request per kept repro (a case)
+    repromatrix issue keep --plan plan --base main [--marks JSON] [--run-url URL]
+                                              a pull request per kept repro (a case), per
+                                              kept case marked possibly-fixed (post's marks)
+                                              and per kept case whose issue closed as fixed
 
 ``parse`` reads $GITHUB_EVENT_NAME and the payload at $GITHUB_EVENT_PATH (issue_comment:
-a command; issues: a label that approves; schedule or workflow_dispatch: the nightly
-watch). A bad command is data (a refusal in the plan, exit 0); a bad configuration,
-invocation or repository name exits 2.
+a command; issues: a label that approves or keeps, an issue closed as fixed; schedule or
+workflow_dispatch: the nightly watch). A bad command is data (a refusal in the plan,
+exit 0); a bad configuration, invocation or repository name exits 2.
 """
 
 from __future__ import annotations
@@ -82,6 +84,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     keep.add_argument("--cases", type=Path, default=Path("cases"), help="the checkout's cases")
     keep.add_argument("--base", required=True, help="the branch the pull requests go into")
     keep.add_argument("--run-url", default="", help="the workflow run, linked in each")
+    keep.add_argument(
+        "--marks", default="", help="kept cases to mark possibly-fixed (the post job's JSON)"
+    )
 
 
 def run_command(args: argparse.Namespace) -> int | None:
@@ -116,8 +121,13 @@ def run_command(args: argparse.Namespace) -> int | None:
         # a command that could not run is an answer, and the job stays green.
         return 1 if any(r.status == "failed" for r in results) else 0
     else:
+        from repromatrix.issue.kept import marks_output
+
         client = IssueComments(plan.repository)
-        failed = post_answers(plan, args.plan, args.answers, client, args.run_url)
+        marks: list = []
+        failed = post_answers(plan, args.plan, args.answers, client, args.run_url, marks=marks)
+        # The keep job's, as job outputs: no other job can change them.
+        _outputs({"marks": marks_output(marks), "marked": len(marks)})
         return 1 if failed else 0  # the other issues were answered all the same
     return 0
 
@@ -126,8 +136,13 @@ def _keep(args: argparse.Namespace, plan: Plan) -> int:
     """The plan's keeps as pull requests (nothing of the repro runs)."""
     from repromatrix.github.client import PullRequests
     from repromatrix.issue.keep import changes, open_pulls
+    from repromatrix.issue.kept import mark_changes, read_marks, settle_changes
 
-    found = changes(plan, args.plan, args.cases, args.run_url, _relative(args.cases))
+    marks = read_marks(args.marks)
+    where = _relative(args.cases)
+    found = changes(plan, args.plan, args.cases, args.run_url, where)
+    found += settle_changes(plan, args.cases, where, args.run_url)
+    found += mark_changes(marks, args.cases, where, args.run_url)
     if not found:
         print("nothing to keep")
         return 0
@@ -157,7 +172,7 @@ def _parse(args: argparse.Namespace) -> int:
     from repromatrix.issue.config import load_settings
     from repromatrix.issue.event import comment_plan, issues_plan, preflight_in
     from repromatrix.issue.keep import checked_keeps
-    from repromatrix.issue.plan import write_plan
+    from repromatrix.issue.plan import Plan, write_plan
 
     settings = load_settings(args.config)
     name = args.event_name or os.environ.get("GITHUB_EVENT_NAME", "")
@@ -171,8 +186,13 @@ def _parse(args: argparse.Namespace) -> int:
         else:
             repository = repository_name(full_name, "the event's repository.full_name")
         client = IssueComments(repository)
-        if name == "issues":
-            permission = lambda login: _role(client, login)  # noqa: E731
+        permission = lambda login: _role(client, login)  # noqa: E731
+        if name == "issues" and isinstance(payload, dict) and payload.get("action") == "closed":
+            from repromatrix.issue.kept import closed
+
+            plan, repros = Plan(event="issues", repository=repository, bots=settings.bots), {}
+            closed(plan, payload, client, settings, permission)
+        elif name == "issues":
             plan, repros = issues_plan(payload, settings, permission, repository)
         else:
             preflight = preflight_in(args.out, args.cases, settings)
@@ -194,6 +214,7 @@ def _parse(args: argparse.Namespace) -> int:
         "jobs": len(plan.jobs),
         "issues": json.dumps(sorted({job.issue for job in plan.jobs})),
         "ack": plan.acks(),
+        "keeps": len(plan.keeps) + len(plan.settled),
     }
     _outputs(outputs)
     print(" ".join(f"{key}={value}" for key, value in outputs.items()))

@@ -11,7 +11,7 @@ passes in the environment.
       max_releases: 12                # releases one sweep may test
       minutes: 60                     # one probe's time limit (the job stops at 2x)
       pins: [torch==2.13.0]           # held in every run unless the command pins the package
-      bots: [github-actions[bot]]     # the logins the workflow's token comments as: the
+      bots: ["github-actions[bot]"]   # the logins the workflow's token comments as: the
                                       # bot comment, approvals and the tracking issue's
                                       # hunt answers are read from these only (github/authors.py)
       confirm: 2                      # reruns of a flip, each in a fresh interpreter, before

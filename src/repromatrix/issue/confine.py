@@ -322,6 +322,24 @@ def private_tmp(uid: int = REPRO_UID, gid: int = REPRO_GID):  # type: ignore[no-
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def trust_repositories(private: Path, repositories: Iterable[str]) -> None:
+    """The local git repositories the job reads (a package's history, ``repositories:``
+    as file:// URLs) trusted by its git: they belong to the runner's user, not the
+    job's, and git refuses another user's repository ("dubious ownership") unless a
+    global config names it (a ``-c`` does not count). Its HOME's .gitconfig, made here
+    in its private /tmp, names those folders only."""
+    folders = [str(Path(path)) for path in repositories]
+    if not folders:
+        return
+    home = private / Path(SANDBOX_PLACES["HOME"]).relative_to(PRIVATE_TMP)
+    home.mkdir(parents=True, exist_ok=True)
+    os.chown(home, *owner_of(private))
+    lines = ["[safe]"]
+    for folder in folders:
+        lines += [f"\tdirectory = {folder}", f"\tdirectory = {folder}/.git"]
+    (home / ".gitconfig").write_text("\n".join(lines) + "\n")
+
+
 def make_writable(folder: Path, uid: int = REPRO_UID, gid: int = REPRO_GID) -> None:
     """The answer folder, the job user's (created; what was there is the job's too)."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -245,7 +245,7 @@ def labeled_plan(
         plan.notes.append(f"ignored: not the {settings.label!r} or {settings.keep_label!r} label")
     elif issue is None or issue < 1 or field(payload, "issue", "pull_request", kind=dict):
         plan.notes.append("ignored: the label is not on an issue")
-    elif not _trusted(login, settings, permission):
+    elif not trusted_sender(login, settings, permission):
         plan.notes.append(f"ignored: {login[:40]!r} may not approve a repro (not trusted)")
     else:
         try:
@@ -272,7 +272,7 @@ def labeled_plan(
     return plan
 
 
-def _trusted(login: str, settings: IssueSettings, permission: Callable[[str], str]) -> bool:
+def trusted_sender(login: str, settings: IssueSettings, permission: Callable[[str], str]) -> bool:
     """A sender trusted for a label or a close: named in the settings, or may write."""
     if not LOGIN.match(login):
         return False

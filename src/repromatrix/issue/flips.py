@@ -94,7 +94,7 @@ def night(state: State, job: Job, result: Result, now: str, run_url: str) -> Nig
         told.said.append(sentence)
         if observed.outcome == "good":
             told.close = job.close and _released(observed)
-            if state.kept is not None:
+            if state.kept is not None and _released(observed):  # a pre-release: not yet
                 fixed_in = fixed_in_words(result.named, observed)
                 told.mark = Mark(job.issue, state.kept.case, fixed_in)
             updated.ahead = {}  # a release carries it now (said in the flip)
@@ -189,7 +189,7 @@ def found_by(named: Named) -> str:
         parts.append(f"the commit: {_text(one_line(named.commit.subject, 200))}")
     if named.note:
         parts.append(_text(named.note))
-    parts.append(f"{named.cells} cells")
+    parts.append(f"{named.cells} cells, the reruns included")
     return "; ".join(parts)
 
 

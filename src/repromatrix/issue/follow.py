@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from repromatrix.environment import IndexSettings
@@ -65,19 +65,37 @@ class OutOfTurn(Exception):
 @dataclass
 class Budget:
     """The prober the follow-up's hunts share: it counts the cells probed and starts
-    none after ``stop_at`` (time.monotonic)."""
+    none after ``stop_at`` (time.monotonic). A cell already seen tonight is answered
+    from what it showed (``remember``): tonight's, once its reruns held, and each
+    hunt's, so that a hunt's end or a culprit hunt's release bisect does not build it
+    again (``fresh`` probes anyway: the reruns)."""
 
     prober: Prober
     stop_at: float
     cells: int = 0
+    remember: bool = True
+    seen: dict[object, Observation] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def __call__(self, trial: Trial) -> Observation:
+    def __call__(self, trial: Trial, *, fresh: bool = False) -> Observation:
+        key = cell_key(trial.cell)
+        with self._lock:
+            known = None if fresh or not self.remember else self.seen.get(key)
+        if known is not None:
+            return known
         if time.monotonic() >= self.stop_at:
             raise OutOfTurn("the watch's time for this issue ran out")
         with self._lock:
             self.cells += 1
-        return self.prober(trial)
+        observed = self.prober(trial)
+        with self._lock:
+            self.seen.setdefault(key, observed)
+        return observed
+
+
+def cell_key(cell: CellSpec) -> object:
+    """A cell as the follow-up compares them: its pins in any order, and the rest."""
+    return frozenset(cell.pins), replace(cell, pins=())
 
 
 @dataclass
@@ -110,8 +128,8 @@ class Tonight:
         return CellSpec(pins=tuple(pins))
 
     def rerun(self, cell: CellSpec, name: str) -> Outcome:
-        observed = self.budget(Trial(self.probe, cell, self.index, self.out / "steps", name))
-        return observed.outcome.value  # type: ignore[return-value]
+        trial = Trial(self.probe, cell, self.index, self.out / "steps", name)
+        return self.budget(trial, fresh=True).outcome.value  # type: ignore[return-value]
 
 
 def follow(
@@ -123,10 +141,12 @@ def follow(
     *,
     stop_at: float,
     prober: Prober | None = None,
+    remember: bool = True,
 ) -> None:
     """The follow-up of tonight's check (``result``, its ``observation``), into
-    ``result``: ``runs``, ``named``, ``main`` and lines of its Markdown."""
-    budget = Budget(prober or CellProber(), stop_at)
+    ``result``: ``runs``, ``named``, ``main`` and lines of its Markdown. ``remember``:
+    False builds every cell a hunt asks for (benchmarks/bench_flip.py compares)."""
+    budget = Budget(prober or CellProber(), stop_at, remember=remember)
     index = IndexSettings.from_environment()
     tonight = Tonight(job, probe, index, out, observation, budget)
     lines: list[str] = []
@@ -140,6 +160,8 @@ def follow(
             held = result.runs.count(outcome)
             lines.append(f"- confirmed: {outcome} in {held} of {len(result.runs)} runs")
             if held == len(result.runs):
+                # Tonight's cell at its versions held in every run: the hunts take it as seen.
+                budget.seen[cell_key(tonight.cell(tonight.versions))] = observation
                 result.named = named(tonight, job.since.versions, outcome)
                 lines.append(f"- where it changed: {_said(result.named)}")
         for package in job.main:

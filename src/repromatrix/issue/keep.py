@@ -42,7 +42,7 @@ from repromatrix.issue.repro import MAX_REPRO, code_digest
 from repromatrix.issue.state import Kept, State
 from repromatrix.matrix.pins import parse_pin_option
 from repromatrix.results import utc_now
-from repromatrix.verdicts.knownissues import parse_registry
+from repromatrix.verdicts.knownissues import KnownIssue, parse_registry
 
 Say = Callable[[str], None]
 FOLDER = "issues"  # under the cases folder
@@ -182,14 +182,25 @@ def registered(text: str, *, issue: int, url: str, failing: dict[str, str], sour
         "note": f"issue #{issue}'s repro, kept by /repromatrix keep: known-broken until fixed",
     }
     block = yaml.safe_dump([entry], sort_keys=False, default_flow_style=None, width=200)
-    head = text if not text or text.endswith("\n") else text + "\n"
+    # An empty registry written as a flow list ("[]", as `repromatrix init` does) takes
+    # block entries only without it.
+    kept = [line for line in text.splitlines() if line.strip() != "[]"]
+    head = "".join(f"{line}\n" for line in kept)
     added = f"{head}\n# Kept from {url} (/repromatrix keep).\n{block}"
     _check(added, source, case, present=True)
     return added
 
 
 def _cases(text: str, source: str) -> set[str]:
-    return {issue.case for issue in parse_registry(yaml.safe_load(text or "") or [], source).issues}
+    return {issue.case for issue in registry_cases(text, source)}
+
+
+def registry_cases(text: str, source: str) -> tuple[KnownIssue, ...]:
+    """The entries of known_issues.yaml's text (a bad one: one line, exit 2)."""
+    try:
+        return parse_registry(yaml.safe_load(text or "") or [], source).issues
+    except yaml.YAMLError as err:
+        raise UserError(f"{source}: not YAML ({err})") from None
 
 
 def _check(text: str, source: str, case: str, *, present: bool) -> None:
@@ -281,9 +292,9 @@ def keep_reply(keep: PlannedKeep) -> str:
         expected = "expected to pass (the watch last saw it pass): a plain regression case"
     return (
         f"Keeping the approved repro (sha256 {code_span(keep.sha256)}) as the case "
-        f"{code_span(case_id(keep.issue))}, {expected}. A maintainer opens the pull "
-        f"request adding it with {code_span('repromatrix issue keep --plan plan --base main')} "
-        "over this run's plan artifact; once merged, the nightly runs it like any case."
+        f"{code_span(case_id(keep.issue))}, {expected}. This run's keep job opens the pull "
+        "request adding it (written from the approved repro, never run); once a maintainer "
+        "merges it, the nightly runs it like any case."
     )
 
 
@@ -322,8 +333,8 @@ def changes(plan: Plan, folder: Path, cases: Path, run_url: str, cases_path: str
         }  # fmt: skip
         if keep.expected == "fails":
             files[registry_path] = registered(
-                _read(cases / REGISTRY), issue=keep.issue, url=keep.url, failing=keep.failing,
-                source=registry_path,
+                read_checked_out(cases / REGISTRY), issue=keep.issue, url=keep.url,
+                failing=keep.failing, source=registry_path,
             )  # fmt: skip
         found.append(Change(f"repromatrix/keep-{keep.issue}-{keep.sha256[:8]}",
                             f"Keep issue #{keep.issue}'s repro as a case",
@@ -367,9 +378,12 @@ def _repro(folder: Path, keep: PlannedKeep) -> str:
     return code
 
 
-def _read(path: Path) -> str:
+def read_checked_out(path: Path) -> str:
+    """A file of the checkout ('' when absent, a link or unreadable)."""
     try:
-        return path.read_text(encoding="utf-8") if path.is_file() else ""
+        if path.is_symlink() or not path.is_file():
+            return ""
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return ""
 

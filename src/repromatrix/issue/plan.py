@@ -153,6 +153,16 @@ class PlannedKeep(BaseModel):
     minutes: int = Field(60, ge=1, le=360)
 
 
+class PlannedSettle(BaseModel):
+    """A kept case whose issue a trusted person closed as fixed: the keep job's pull
+    request makes it a plain regression case (issue/kept.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    issue: int = Field(ge=1)
+    by: str = Field(pattern=LOGIN.pattern)
+
+
 class Plan(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -165,6 +175,7 @@ class Plan(BaseModel):
     replies: list[Reply] = []
     approvals: list[PlannedApproval] = Field(default_factory=list, max_length=10)
     keeps: list[PlannedKeep] = Field(default_factory=list, max_length=10)
+    settled: list[PlannedSettle] = Field(default_factory=list, max_length=10)
     notes: list[str] = []  # what the parse job decided not to do, and why (the log)
 
     def acks(self) -> int:

@@ -175,9 +175,11 @@ def _run_confined(
     inner += ["--plan", str(folder.resolve()), "--issue", str(job.issue)]
     inner += ["--out", str(out.resolve()), "--cases", str(cases.resolve())]
     read = (*confine.harness_places(), folder.resolve(), cases.resolve(), *confine.paths_in(env))
-    read += tuple(confine.paths_in(job.repositories))  # a package's local repository (file://)
+    local = confine.paths_in(job.repositories)  # a package's local repository (file://)
+    read += tuple(local)
     seconds = job.seconds() + SANDBOX_GRACE
     with confine.private_tmp() as tmp:
+        confine.trust_repositories(tmp, local)
         view = confine.View(tmp, read=tuple(read), write=(answers,))
         argv = confine.command(
             inner, view, env, confine.Limits.for_job(seconds), bwrap=confine.bwrap()

@@ -19,7 +19,7 @@ from repromatrix.errors import UserError
 from repromatrix.github.authors import DEFAULT_BOTS
 from repromatrix.github.client import GitHub
 from repromatrix.hunt_table import HUNTS
-from repromatrix.nightly import hunt_comment, tracking
+from repromatrix.nightly import hunt_comment, kept, tracking
 from repromatrix.nightly.triage import Triage, triage
 from repromatrix.results import Results, write_json_atomic
 from repromatrix.verdicts.knownissues import Registry
@@ -98,6 +98,7 @@ def follow_nightly(
     try:
         if options.summary is not None:
             _track(options, client, followed, night, hunts, say)
+            _tell_kept(options, client, followed.update, night, say)
         if options.dispatch:
             _dispatch(options, client, followed)
     except UserError as err:
@@ -162,6 +163,21 @@ def _track(
         if followed.issue is not None:
             say(f"opened tracking issue #{followed.issue}")
     _write(options, followed)
+
+
+def _tell_kept(
+    options: FollowOptions,
+    client: GitHub,
+    update: tracking.Update,
+    night: tracking.Night,
+    say: Callable[[str], None],
+) -> None:
+    """Kept issue repros' transitions on the issues they came from (nightly/kept.py)."""
+    for told in kept.transitions(update, options.baseline, night.date, night.run):
+        body = options.folder / f"kept-{told.issue}.md"
+        body.write_text(told.body)
+        client.post(told.issue, body)
+        say(f"told #{told.issue}: its kept case changed tonight")
 
 
 def _dispatch(options: FollowOptions, client: GitHub, followed: Followed) -> None:

@@ -48,6 +48,10 @@ class _Entry(BaseModel):
     when: dict[str, str] = {}
     link: str
     note: str = ""
+    # A confirmed flip to passing of a kept issue repro (issue/kept.py): where it was
+    # fixed, e.g. "transformers 5.3.0, commit abc1234 (#41234)". Its range still holds
+    # until a person narrows it or the issue is closed as fixed.
+    possibly_fixed: str = ""
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class KnownIssue:
     when: tuple[tuple[str, SpecifierSet], ...]
     link: str
     note: str
+    possibly_fixed: str = ""  # where a kept issue repro's watch saw it fixed (issue/kept.py)
 
     def matches_case(self, case_id: str) -> bool:
         if case_id == self.case:
@@ -204,6 +209,8 @@ def _issue(entry: Any, index: int, source: str) -> KnownIssue:
         raise UserError(f"{source}: {where}.link: {parsed.link!r} is not an http(s) URL")
     if "\n" in parsed.note.strip():
         raise UserError(f"{source}: {where}.note: must be one line")
+    if "\n" in parsed.possibly_fixed.strip():
+        raise UserError(f"{source}: {where}.possibly_fixed: must be one line")
 
     when: list[tuple[str, SpecifierSet]] = []
     for package, spec in parsed.when.items():
@@ -215,7 +222,8 @@ def _issue(entry: Any, index: int, source: str) -> KnownIssue:
                 "(e.g. '>=4.53,<4.56')"
             ) from None
         when.append((canonicalize_name(package), specifier))
-    return KnownIssue(case=case, when=tuple(when), link=parsed.link, note=parsed.note.strip())
+    return KnownIssue(case=case, when=tuple(when), link=parsed.link, note=parsed.note.strip(),
+                      possibly_fixed=parsed.possibly_fixed.strip())  # fmt: skip
 
 
 def _is_scalar(value: Any) -> bool:
@@ -227,7 +235,7 @@ def _message(error: dict) -> str:
     if kind == "missing":
         return "required key is missing"
     if kind == "extra_forbidden":
-        return "unknown key (known: case, when, link, note)"
+        return "unknown key (known: case, when, link, note, possibly_fixed)"
     if kind == "string_type" and isinstance(error.get("input"), float):
         return "is a number; quote it, e.g. '>=0.17'"
     return str(error["msg"])

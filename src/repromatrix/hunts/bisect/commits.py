@@ -61,7 +61,10 @@ class History:
 def git(args: list[str], *, cwd: Path | None = None, what: str = "git") -> str:
     done = procs.run(["git", *args], cwd=cwd, timeout=GIT_TIMEOUT)
     if done.returncode != 0 or done.timed_out:
-        said = redact_text(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "")
+        lines = done.stderr.strip().splitlines()
+        # git's reason is its fatal: line; what follows it is advice ("and the repository exists.")
+        fatal = [line for line in lines if line.startswith("fatal: ")]
+        said = redact_text((fatal or lines or [""])[0 if fatal else -1])
         raise UserError(f"{what}: {said or 'git failed'}")
     return done.stdout
 
