@@ -189,11 +189,31 @@ UNIT = (
 )
 
 
-@nox.session(name="tests-unit")
+# Its environment kept between calls (made again each time, it was a sixth of the
+# loop) and one process: xdist's workers each import and collect everything again,
+# which on a shared 2-core machine cost more than the second core gave back.
+@nox.session(name="tests-unit", reuse_venv=True)
 def tests_unit(session: nox.Session) -> None:
     """The sub-minute loop: the pure parts' tests (no cell, no subprocess, no browser)."""
-    session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "test"), silent=True)
-    session.run("pytest", "-n", "auto", "-m", f"{FAST} and not heavy", *(session.posargs or UNIT))
+    # Installed again only when pyproject.toml changed (its stamp in the environment):
+    # uv's editable install of the same thing was 2 s a call. The package is editable.
+    stamp = Path(session.virtualenv.location) / "installed-pyproject.toml"
+    wanted = (ROOT / "pyproject.toml").read_text()
+    if not stamp.is_file() or stamp.read_text() != wanted:
+        session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "test"), silent=True)
+        stamp.write_text(wanted)
+    # Bytecode cached (as Python does unless told not to): where the caller's environment
+    # says PYTHONDONTWRITEBYTECODE, each run compiled every module and rewrote every
+    # test's asserts again, a fifth of the loop.
+    session.run(
+        "pytest",
+        "-n",
+        "0",
+        "-m",
+        f"{FAST} and not heavy",
+        *(session.posargs or UNIT),
+        env={"PYTHONDONTWRITEBYTECODE": ""},
+    )
 
 
 @nox.session(name="nightly-dry-run")

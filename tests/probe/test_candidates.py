@@ -210,7 +210,8 @@ class _Index(BaseHTTPRequestHandler):
 @pytest.fixture
 def json_index() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Index)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll: shutdown() waits for one (the default, 0.5 s a test).
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/simple/"
@@ -266,7 +267,7 @@ class _HtmlOnly(BaseHTTPRequestHandler):
 
 def test_an_html_index_and_an_html_find_links_page_over_http() -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _HtmlOnly)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
     try:
         base = f"http://127.0.0.1:{server.server_address[1]}"
         index = IndexSettings(index_url=f"{base}/simple", find_links=(f"{base}/links.html",))

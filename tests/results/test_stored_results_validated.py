@@ -233,3 +233,29 @@ def test_merge_into_a_file_or_under_one(tmp_path: Path, capsys, into: str) -> No
     code = main(["merge", "--into", str(tmp_path / into), str(source)])
     _one_line(capsys, code, "is a file, not a folder")
     assert (tmp_path / "a-file").read_text() == "not a folder"
+
+
+@pytest.mark.parametrize("spare", [0, 1])
+def test_merge_bounds_a_copy_that_has_its_own_file_as_deep_as_the_rest(
+    tmp_path: Path, capsys, spare: int
+) -> None:
+    """A job's results.json holds each combination again; the merge reads the copy of
+    one that has its own file the short way (not kept), and still refuses it nested
+    past the limit, in the same one line, and takes it at the limit."""
+    from repromatrix.results.schema import MAX_DEPTH
+
+    source = _good(tmp_path / "artifact")
+    path = source / "results.json"
+    doc = json.loads(path.read_text())
+    # combinations (1) > the combination (2) > "deep" (3): its innermost list at MAX_DEPTH.
+    doc["combinations"][0]["deep"] = _nest(MAX_DEPTH - 2 + spare)
+    doc["run"]["note"] = 'brackets in a string: [[{{ "\\" ]'
+    path.write_text(json.dumps(doc))
+    into = tmp_path / "merged"
+    code = main(["merge", "--into", str(into), str(source)])
+    if spare:
+        _one_line(capsys, code, "results.json", "combinations[0].deep", "nested more than")
+        assert not into.exists()
+    else:
+        assert code == 0, capsys.readouterr().err
+        assert (into / "combinations" / "tf-a.json").is_file()

@@ -26,6 +26,7 @@ from repromatrix.redact import masked_already, portable_path
 from repromatrix.reports import environment, html, junit, markdown, results_json, step_summary
 from repromatrix.reports.view import REPORT_FILES, View
 from repromatrix.results import Results, ResultsDir, load_results, write_text_atomic
+from repromatrix.results.bulk import without_cycle_collection
 from repromatrix.verdicts import judge
 from repromatrix.verdicts.knownissues import Registry, RegistryLocation
 
@@ -89,6 +90,7 @@ class Reporting:
         return results, code
 
 
+@without_cycle_collection
 def write_all(results: Results, folder: Path) -> dict[str, Path]:
     """Every report of judged ``results`` into ``folder``."""
     folder = Path(folder)

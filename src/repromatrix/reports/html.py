@@ -40,6 +40,7 @@ from repromatrix.reports.view import (
     version_key,
 )
 from repromatrix.results import CombinationResult
+from repromatrix.results.bulk import without_cycle_collection
 from repromatrix.verdicts import case_repro
 
 # Rows laid out before the script runs (it then lays out those near the view).
@@ -51,6 +52,7 @@ TRACEBACK_CHARS = 6000
 MESSAGE_CHARS = 2000
 
 
+@without_cycle_collection
 def render(view: View) -> str:
     results = view.results
     summary = results.summary

@@ -42,6 +42,7 @@ from repromatrix.reports.view import (
     View,
     run_facts,
 )
+from repromatrix.results.bulk import without_cycle_collection
 from repromatrix.verdicts.causes import by_cause, new_failures
 
 MAX_CHARS = COMMENT_LIMIT
@@ -60,6 +61,7 @@ SHARES = (
 )
 
 
+@without_cycle_collection
 def render(view: View) -> str:
     fixed_head = _head(view)
     fixed_env = _environment(view)

@@ -11,10 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from repromatrix.results import Results, write_json_atomic
+from repromatrix.results.bulk import without_cycle_collection
 
 FILE_NAME = "results.json"
 
 
+@without_cycle_collection
 def write(results: Results, folder: Path) -> Path:
     path = Path(folder) / FILE_NAME
     write_json_atomic(path, results)

@@ -22,6 +22,7 @@ from repromatrix.outcomes import (
     VERDICT_TABLE,
 )
 from repromatrix.results import CaseResult, CombinationResult, Results
+from repromatrix.results.bulk import without_cycle_collection
 from repromatrix.verdicts import is_regression
 
 REPORT_FILES = ("results.json", "summary.md", "index.html", "junit.xml")
@@ -50,6 +51,7 @@ class View:
     location: str  # where the full report lives, for "see ..." notes
 
     @classmethod
+    @without_cycle_collection
     def of(cls, results: Results, results_dir: Path | None = None) -> View:
         packages: dict[str, None] = {}
         case_ids: dict[str, None] = {}

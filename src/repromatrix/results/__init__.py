@@ -4,6 +4,8 @@ schema.py    results.json's models, typed with the vocabulary (outcomes.py), its
              and its readers; what it holds is documented there
 folder.py    a results directory: atomic files, one run at a time, the previous run aside
 gather.py    many results directories (one per CI job) into one
+bulk.py      the cyclic collector paused while merge, judge and reports work on a
+             whole matrix
 """
 
 from repromatrix.execution._cell.signature import same_failure

@@ -36,8 +36,7 @@ from repromatrix.results.schema import (
     CombinationResult,
     Results,
     RunInfo,
-    read_json_text,
-    validate,
+    read_model,
 )
 
 # Inside a results folder while a run writes it; still there when the run was cut off.
@@ -59,29 +58,38 @@ def write_text_atomic(
     ``durable``: flushed to the disk before the rename (a power cut keeps it); a merge
     of thousands of files that it can redo from its sources skips that for each."""
     data = (scrub(text) if scrub is not None else redact_text(text)).encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _temporary(path)
     try:
-        with open(fd, "wb") as handle:
+        fd, tmp = _temporary(path)
+    except FileNotFoundError:  # its folder made only when missing (not once a file)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _temporary(path)
+    try:
+        try:  # the descriptor itself: no buffered file object around one write
             os.fchmod(fd, 0o644)  # a report is for everyone to read, whatever the umask
-            handle.write(data)
-            handle.flush()
+            left = memoryview(data)
+            while left:
+                left = left[os.write(fd, left) :]
             if durable:
-                os.fsync(handle.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
         raise
 
 
 def _temporary(path: Path) -> tuple[int, str]:
     """A new file beside ``path`` to write it in, named for this process and thread (a
     merge writes thousands: mkstemp's random names cost more than the writing)."""
-    tmp = f"{path.parent}{os.sep}.{path.name}.{os.getpid()}-{threading.get_ident()}.tmp"
+    folder, name = os.path.split(path)
+    folder = folder or os.curdir  # a bare name: here
+    tmp = f"{folder}{os.sep}.{name}.{os.getpid()}-{threading.get_ident()}.tmp"
     try:  # O_EXCL: never an existing file, nor a link planted under that name
         return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), tmp
     except FileExistsError:  # left by a process of the same id, killed mid-write
-        return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        return tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
 
 
 def write_json_atomic(
@@ -219,8 +227,7 @@ def read_combination_files(results_dir: Path) -> dict[str, tuple[CombinationResu
         return out
     for name in sorted(n for n in os.listdir(folder) if n.endswith(".json")):
         path = folder / name
-        data, text = read_json_text(path)
-        combination = validate(CombinationResult, data, path)
+        combination, text = read_model(path, CombinationResult)
         out[combination.id] = (combination, text)
     return out
 

@@ -22,14 +22,17 @@ from __future__ import annotations
 
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repromatrix import __version__
 from repromatrix.errors import UserError
 from repromatrix.outcomes import CombinationStatus
 from repromatrix.redact import json_redactor
+from repromatrix.results.bulk import without_cycle_collection
 from repromatrix.results.folder import (
     ResultsDir,
     combination_path,
@@ -46,6 +49,7 @@ from repromatrix.results.schema import (
     RunInfo,
     load_results,
     read_json,
+    text_within,
     validate,
 )
 
@@ -111,6 +115,8 @@ def read_source(path: Path) -> Source:
     combinations = {cid: combination for cid, (combination, _text) in files.items()}
     run = None
     if (path / "results.json").is_file():
+        run = _run_of_copies(path / "results.json", combinations)
+    if run is None and (path / "results.json").is_file():
         data = read_json(path / "results.json")
         schema = data.get("schema") if isinstance(data, dict) else None
         if schema != SCHEMA_VERSION:
@@ -133,6 +139,35 @@ def read_source(path: Path) -> Source:
     return Source(path=path, run=run, combinations=combinations, texts=texts)
 
 
+class _Copy(BaseModel):
+    """A combination in a job's results.json that has a file of its own: its id read."""
+
+    model_config = ConfigDict(extra="ignore")
+    id: str
+
+
+class _Copies(Results):
+    combinations: list[_Copy] = Field(default_factory=list)  # type: ignore[assignment]
+
+
+def _run_of_copies(file: Path, have: Mapping[str, CombinationResult]) -> RunInfo | None:
+    """A job's results.json read the short way when every combination it holds has a
+    file of its own (as every job writes it): validated from its bytes by pydantic, the
+    copies parsed but not kept, the depth bounded from its text (text_within), as the
+    long way bounds it. None: read it the long way (a combination only it holds, or
+    anything refused, whose one line the long way writes)."""
+    try:
+        raw = file.read_bytes()
+        raw.decode("utf-8")
+        listing = _Copies.model_validate_json(raw)
+    except (OSError, UnicodeDecodeError, ValidationError):
+        return None
+    if not all(copy.id in have for copy in listing.combinations) or not text_within(raw):
+        return None
+    return listing.run
+
+
+@without_cycle_collection
 def merge(
     into: Path,
     sources: Sequence[Path],

@@ -40,13 +40,16 @@ import json
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic_core import from_json
 
 from repromatrix.errors import UserError, key_path
 from repromatrix.execution._cell.signature import Signature, signature_of_traceback
 from repromatrix.outcomes import CaseOutcome, CaseStatus, CombinationStatus, Verdict
+from repromatrix.results.bulk import without_cycle_collection
 
 SCHEMA_VERSION = 1
 # A combination id (matrix.model.ID_PATTERN): it names files, so never a path.
@@ -252,6 +255,7 @@ class Results(_Model):
 # --------------------------------------------------------------------------- reading
 
 
+@without_cycle_collection
 def load_results(path: str | Path) -> Results:
     """results.json, or a directory holding one."""
     path = Path(path)
@@ -281,8 +285,9 @@ def read_json_text(path: Path) -> tuple[Any, str]:
     """A JSON file's data, its nesting bounded, and its text: read once (a merge
     writes the text it validated as it is)."""
     try:
-        text = path.read_bytes().decode("utf-8")
-        data = json.loads(text)
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+        data = _parsed(raw, text)
     except json.JSONDecodeError as err:
         raise UserError(f"{path}:{err.lineno}: not valid JSON ({err.msg})") from None
     except UnicodeDecodeError as err:
@@ -295,23 +300,68 @@ def read_json_text(path: Path) -> tuple[Any, str]:
     return data, text
 
 
+def _parsed(raw: bytes, text: str) -> Any:
+    """pydantic's JSON parser (Rust, twice json.loads's speed on a merge's thousands of
+    files): what it reads, json.loads reads the same (numbers, NaN, a key twice: the
+    last). What it refuses (a lone surrogate escape json accepts; its nesting limit,
+    200) goes to json.loads, whose error names the line."""
+    try:
+        return from_json(raw)
+    except ValueError:
+        return json.loads(text)
+
+
 _CONTAINERS = (dict, list)  # what json.loads nests (never a subclass)
 
 
 def check_depth(data: Any, path: Path, where: tuple[str | int, ...] = ()) -> None:
     """No container of ``data`` (found at ``where`` in the file) more than MAX_DEPTH
-    below the file's top. A level at a time, each by a comprehension: a results.json of
-    2,000 combinations holds a million values, most of them not containers."""
-    level = [data] if data.__class__ in _CONTAINERS else []
-    depth = len(where)
+    below the file's top."""
+    if not _within([data], len(where)):
+        _name_too_deep(data, path, where)
+
+
+def _within(values: list[Any], depth: int) -> bool:
+    """Whether no container among ``values`` (found ``depth`` below the file's top), nor
+    any inside them, lies more than MAX_DEPTH below it. A level at a time, each by a
+    comprehension: a results.json of 2,000 combinations holds a million values, most of
+    them not containers."""
+    level = [value for value in values if value.__class__ in _CONTAINERS]
     while level:
         if depth > MAX_DEPTH:
-            _name_too_deep(data, path, where)
+            return False
         below: list[Any] = []
         for value in level:
             items = value.values() if value.__class__ is dict else value
             below += [child for child in items if child.__class__ in _CONTAINERS]
         level, depth = below, depth + 1
+    return True
+
+
+def text_within(raw: bytes) -> bool:
+    """check_depth's answer for the JSON text ``raw`` (one that parses), from the text:
+    its brackets outside strings, the innermost pairs taken out a level at a time. Each
+    step is one pass of C over bytes: for a file whose data is not kept (a copy of what
+    a merge reads from elsewhere), no Python data is built only to be walked."""
+    if b"\\" in raw:  # each escape (a quote, a backslash, \n...) is inside a string
+        raw = _ESCAPES.sub(b"", raw)
+    marks = raw.translate(None, _NOT_MARKS)  # quotes and brackets: a short text
+    brackets = b"".join(marks.split(b'"')[::2])
+    levels = 0
+    while brackets:
+        levels += 1
+        if levels > MAX_DEPTH + 1:  # the file's top is level 1, check_depth's 0
+            return False
+        inner = _PAIRS.sub(b"", brackets)
+        if inner == brackets:  # not JSON: the parser has refused it already
+            return True
+        brackets = inner
+    return True
+
+
+_PAIRS = re.compile(rb"\[\]|\{\}")
+_ESCAPES = re.compile(rb"\\.", re.DOTALL)
+_NOT_MARKS = bytes(c for c in range(256) if c not in b'[]{}"')
 
 
 def _name_too_deep(data: Any, path: Path, where: tuple[str | int, ...]) -> None:
@@ -326,6 +376,87 @@ def _name_too_deep(data: Any, path: Path, where: tuple[str | int, ...]) -> None:
         for key, child in items:
             if isinstance(child, _CONTAINERS):
                 stack.append((child, depth + 1, (*at, key) if depth < 4 else at))
+
+
+def read_model(path: Path, model: type[M]) -> tuple[M, str]:
+    """A JSON file of one ``model`` (a combination's file), validated and its nesting
+    bounded as ``validate(model, read_json_text(path))`` does, and its text, the short
+    way: validated straight from its bytes by pydantic (no Python data built and walked
+    again), and the depth walked only where the schema leaves it open (extra fields,
+    ``Any``): the rest is as deep as the schema. A file refused either way is read the
+    long way, whose one line names the file, key and value."""
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+        found = model.model_validate_json(raw)
+    except (OSError, UnicodeDecodeError, ValidationError):
+        found = None
+    if found is None or not _open_within(found, 0):
+        data, text = read_json_text(path)
+        return validate(model, data, path), text
+    return found, text
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _open_within(model: BaseModel, depth: int) -> bool:
+    """check_depth's answer for a validated ``model`` found ``depth`` below the file's
+    top, from what its schema leaves open (False also where the schema holds what this
+    walk does not know: the caller then takes the long way)."""
+    plan = _open_fields(type(model))
+    if plan is None:
+        return False
+    extra = model.__pydantic_extra__
+    if extra and not _within(list(extra.values()), depth + 1):
+        return False
+    values = model.__dict__
+    for name, shape in plan:
+        value = values[name]
+        if value is None:
+            continue
+        if shape == "open":
+            if not _within([value], depth + 1):
+                return False
+        elif shape == "model":
+            if not _open_within(value, depth + 1):
+                return False
+        elif not all(_open_within(item, depth + 2) for item in value):  # models
+            return False
+    return True
+
+
+@functools.cache
+def _open_fields(model: type[BaseModel]) -> tuple[tuple[str, str], ...] | None:
+    """The fields of ``model`` that may hold more than the schema's own depth, each with
+    its shape ("open": JSON of any depth, "model", "models": a list of them); None when
+    a field mixes them (a model inside a dict)."""
+    shapes = {name: _shape(field.annotation) for name, field in model.model_fields.items()}
+    if "mixed" in shapes.values():
+        return None
+    return tuple((name, shape) for name, shape in shapes.items() if shape != "flat")
+
+
+def _shape(annotation: Any) -> str:
+    """flat (no container below its own), open, model, models, or mixed."""
+    if annotation is Any:
+        return "open"
+    if isinstance(annotation, type):
+        if issubclass(annotation, BaseModel):
+            return "model"
+        return "flat" if issubclass(annotation, (str, int, float, bool)) else "mixed"
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return "flat"
+    if origin is Annotated:
+        return _shape(args[0])
+    if origin in (Union, UnionType):
+        shapes = {_shape(arg) for arg in args if arg is not type(None)}
+        return shapes.pop() if len(shapes) == 1 else "flat" if not shapes else "mixed"
+    inner = _shape(args[-1]) if origin in (list, dict) and args else "mixed"
+    if inner == "model":
+        return "models" if origin is list else "mixed"
+    return "mixed" if inner == "models" else inner
 
 
 def validate(model: type[BaseModel], data: Any, path: Path) -> Any:

@@ -55,6 +55,7 @@ from repromatrix.results import (
     Transition,
     set_fields,
 )
+from repromatrix.results.bulk import without_cycle_collection
 from repromatrix.verdicts.knownissues import KnownIssue, Registry
 from repromatrix.verdicts.transitions import (
     Neighbours,
@@ -102,6 +103,7 @@ def exit_code(results: Results) -> int:
 # --------------------------------------------------------------------------- judging
 
 
+@without_cycle_collection
 def judge(
     results: Results,
     registry: Registry | None = None,
