@@ -92,3 +92,15 @@ def test_the_nightly_posts_a_kept_cases_regression_on_its_issue(tmp_path: Path) 
     assert followed.issue == 1 and followed.gh_error == ""
     ((issue, body),) = client.posted
     assert issue == 7 and "REGRESSED" in body and "told #7: its kept case changed tonight" in said
+
+
+def test_a_kept_case_s_comment_too_long_for_github_is_cut_by_the_inert_renderer() -> None:
+    # 40 parametrised variants of the kept case with ids of 3,000 characters: over
+    # GitHub's limit as written, so the one renderer cuts it and says so.
+    variants = [f"{KEPT}[{'x' * 3000}{n}]" for n in range(40)]
+    first = follow(None, results("2026-11-25", *((c, "passed") for c in variants)))
+    broke = follow(first, results("2026-11-26", *((c, "failed") for c in variants)))
+    (told,) = kept.transitions(broke, None, "2026-11-26", RUN)
+    assert len(told.body) <= kept.COMMENT_LIMIT and told.body.startswith(kept.MARKER + "\n")
+    assert told.body.rstrip().endswith("_… cut (the tracking issue lists everything)._")
+    assert problems(told.body.removeprefix(kept.MARKER), links={RUN}) == []

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from repromatrix.github.inert import inert
 from repromatrix.github.markdown import COMMENT_LIMIT, code_span, link, one_line, text
 from repromatrix.nightly.tracking import Update
 from repromatrix.outcomes import CaseStatus
@@ -71,11 +72,15 @@ def transitions(update: Update, baseline: Results | None, date: str, run: str) -
         shown = lines[:MAX_LINES] + ([f"- and {more} more (the tracking issue lists them)"]
                                      if more > 0 else [])  # fmt: skip
         body = (
-            f"{MARKER}\nrepromatrix nightly of {text(date)}{run_link}: this issue's kept case\n\n"
+            f"repromatrix nightly of {text(date)}{run_link}: this issue's kept case\n\n"
             + "\n".join(shown)
-            + "\n\n_The nightly's tracking issue lists it too._\n"
+            + "\n\n_The nightly's tracking issue lists it too._"
         )
-        told.append(Told(issue, body[:COMMENT_LIMIT]))
+        # Through the one renderer, as the tracking issue: a cut stays inert, not a slice.
+        shown_body = inert(body, limit=COMMENT_LIMIT - len(MARKER) - 2,
+                           note="_… cut (the tracking issue lists everything)._",
+                           links=[run] if run else [])  # fmt: skip
+        told.append(Told(issue, f"{MARKER}\n{shown_body}\n"))
     return told
 
 
