@@ -7,9 +7,12 @@ reader reads."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from support.jobs import write_job
 
 from repromatrix import redact
@@ -102,3 +105,22 @@ def test_every_token_shape_is_found_before_the_walk_is_skipped(token: str) -> No
     assert redact.TOKEN_SHAPES.search(token)  # a shape redact masks ...
     text = json.dumps({"m": f"line one\n{token}"})
     assert redact.json_redactor().may_hold_secrets(text)  # ... is never skipped
+
+
+# Pieces of tokens and what lies around them: joined at random, they make texts where a
+# shape starts, breaks off, or follows an escape.
+_PIECES = [
+    *("hf_", "gh", "p_", "github_pat_", "glpat-", "AKIA", "xoxb-"),
+    *("a" * 9, "Z" * 9, "_", "-", "\\n", " "),
+]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
+def test_the_hints_a_first_letter_find_what_one_pattern_of_all_shapes_finds(text: str) -> None:
+    # TOKEN_SHAPES without its word boundaries, as one pattern: what the hints replace.
+    shapes = redact.TOKEN_SHAPES.pattern
+    whole = re.compile(shapes.replace(r"(?<=\b[hgAx])", "").removesuffix(r"\b"))
+    hinted = any(hint.search(text) for hint in redact._TOKEN_HINTS)
+    assert hinted == (whole.search(text) is not None)
+    if redact.TOKEN_SHAPES.search(text):
+        assert redact.JsonRedactor(str, ()).may_hold_secrets(text)
