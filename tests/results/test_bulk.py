@@ -1,12 +1,16 @@
-"""results/bulk.py: the cyclic collector paused only while a whole matrix is worked on."""
+"""results/bulk.py: the cyclic collector paused only while a whole matrix is worked on;
+independent halves of the work in two processes."""
 
 from __future__ import annotations
 
 import gc
+import os
+import time
 
 import pytest
 
-from repromatrix.results.bulk import without_cycle_collection
+from repromatrix.errors import UserError
+from repromatrix.results.bulk import side_by_side, without_cycle_collection
 
 
 @without_cycle_collection
@@ -48,3 +52,70 @@ def test_the_gathering_pauses_it() -> None:
         assert getattr(function, "__wrapped__", None) is not None, function
     for module in (html, junit, markdown):
         assert getattr(module.render, "__wrapped__", None) is not None, module
+
+
+# ---------------------------------------------------------------- side_by_side
+
+
+FORKS = hasattr(os, "fork") and (os.cpu_count() or 1) > 1
+
+
+@pytest.mark.skipif(not FORKS, reason="without fork or a second core: one after the other")
+def test_the_other_half_runs_in_a_child_and_here_s_value_comes_back(tmp_path) -> None:
+    there = tmp_path / "there.txt"
+    value = side_by_side(lambda: os.getpid(), lambda: there.write_text(str(os.getpid())))
+    assert value == os.getpid()
+    assert int(there.read_text()) != os.getpid()  # written by the child, which has ended
+
+
+def test_a_failure_in_the_child_is_raised_here_as_it_was_raised_there() -> None:
+    def there() -> None:
+        raise UserError("reports/junit.xml: cannot write here (No space left on device)")
+
+    with pytest.raises(UserError, match="No space left on device"):
+        side_by_side(lambda: None, there)
+
+
+def test_one_that_cannot_be_pickled_comes_back_named() -> None:
+    class Local(Exception):  # defined in a function: pickle cannot find it again
+        pass
+
+    def there() -> None:
+        raise Local("half-written")
+
+    with pytest.raises(Exception, match="Local: half-written"):
+        side_by_side(lambda: None, there)
+
+
+def test_a_failure_here_waits_for_the_child_then_is_raised(tmp_path) -> None:
+    done = tmp_path / "done"
+
+    def there() -> None:
+        time.sleep(0.3)
+        done.write_text("written")
+
+    def here() -> None:
+        raise ValueError("here failed")
+
+    with pytest.raises(ValueError, match="here failed"):
+        side_by_side(here, there)
+    assert done.read_text() == "written"  # the child had finished before it was raised
+
+
+def test_write_all_writes_the_same_bytes_in_two_processes_as_in_one(tmp_path) -> None:
+    from support.reportdata import demo_results
+
+    from repromatrix.reports import write_all
+    from repromatrix.verdicts import judge
+    from repromatrix.verdicts.knownissues import Registry
+
+    written = {}
+    for road, side_by_side_from in (("one", 10**9), ("two", 1)):
+        stored = demo_results()
+        judge(stored, Registry())
+        folder = tmp_path / road / "reports"  # one name: the reports name their folder
+        paths = write_all(stored, folder, side_by_side_from=side_by_side_from)
+        written[road] = {name: path.read_bytes() for name, path in paths.items()}
+    assert set(written["two"]) == {"results.json", "junit.xml", "summary.md", "index.html"}
+    for name, data in written["one"].items():
+        assert written["two"][name] == data, name

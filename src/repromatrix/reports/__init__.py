@@ -26,7 +26,7 @@ from repromatrix.redact import masked_already, portable_path
 from repromatrix.reports import environment, html, junit, markdown, results_json, step_summary
 from repromatrix.reports.view import REPORT_FILES, View
 from repromatrix.results import Results, ResultsDir, load_results, write_text_atomic
-from repromatrix.results.bulk import without_cycle_collection
+from repromatrix.results.bulk import side_by_side, without_cycle_collection
 from repromatrix.verdicts import judge
 from repromatrix.verdicts.knownissues import Registry, RegistryLocation
 
@@ -90,21 +90,42 @@ class Reporting:
         return results, code
 
 
+# From this many case results on, write_all renders in two processes (side_by_side): a
+# fork costs milliseconds, each half of the reports of 2,000 combinations a second.
+SIDE_BY_SIDE_FROM_CASES = 2_000
+
+
 @without_cycle_collection
-def write_all(results: Results, folder: Path) -> dict[str, Path]:
-    """Every report of judged ``results`` into ``folder``."""
+def write_all(
+    results: Results, folder: Path, *, side_by_side_from: int = SIDE_BY_SIDE_FROM_CASES
+) -> dict[str, Path]:
+    """Every report of judged ``results`` into ``folder``: results.json and index.html
+    here, junit.xml and summary.md in a forked child while they are written, for a large
+    matrix (the same files, byte for byte, as one after the other)."""
     folder = Path(folder)
     view = View.of(results, folder)
-    written = {"results.json": results_json.write(results, folder)}
-    for name, render in (
-        ("junit.xml", junit.render),
-        ("summary.md", markdown.render),
-        ("index.html", html.render),
-    ):
-        path = folder / name
-        write_text_atomic(path, render(view), scrub=masked_already)  # each renders masked
-        written[name] = path
-    return written
+    paths = {name: folder / name for name in REPORT_FILES}
+
+    def write(names: tuple[str, ...]) -> None:
+        for name in names:
+            if name == results_json.FILE_NAME:
+                results_json.write(results, folder)
+            else:  # each renders masked
+                write_text_atomic(paths[name], _RENDERERS[name](view), scrub=masked_already)
+
+    here, there = ("results.json", "index.html"), ("junit.xml", "summary.md")
+    if sum(len(c.cases) for c in results.combinations) >= side_by_side_from:
+        side_by_side(lambda: write(here), lambda: write(there))
+    else:
+        write(here + there)
+    return paths
+
+
+_RENDERERS: dict[str, Callable[[View], str]] = {
+    "junit.xml": junit.render,
+    "summary.md": markdown.render,
+    "index.html": html.render,
+}
 
 
 def rerender(

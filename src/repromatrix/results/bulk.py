@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import functools
 import gc
+import os
+import pickle
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
@@ -35,3 +37,50 @@ def without_cycle_collection(function: Callable[P, R]) -> Callable[P, R]:
             gc.enable()
 
     return paused
+
+
+def side_by_side(here: Callable[[], R], there: Callable[[], object]) -> R:
+    """``there`` in a forked child while ``here`` runs in this process; ``here``'s value
+    once both are done. For independent work over one large, already built structure
+    (the reports of a judged matrix): the child sees this process's memory as it is,
+    nothing is pickled to it, and the second core works.
+
+    A failure in the child is raised here, as it was raised there (pickled back through
+    a pipe; one that cannot be pickled, as a RuntimeError naming it), after ``here`` is
+    done; one here is raised after the child has ended. Without fork (Windows), or
+    with one core, both run here, one after the other."""
+    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2:
+        there()
+        return here()
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: never returns into the caller's code
+        os.close(read_end)
+        status = 0
+        try:
+            there()
+        except BaseException as error:  # every one goes to the parent
+            status = 1
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(_pickled(error))
+        finally:
+            os._exit(status)  # no atexit hooks, no flush of buffers the parent owns
+    os.close(write_end)
+    try:
+        value = here()
+    finally:
+        with os.fdopen(read_end, "rb") as pipe:
+            sent = pipe.read()  # until the child ends
+        _pid, status = os.waitpid(child, 0)
+    if sent:
+        raise pickle.loads(sent)  # our own child's exception
+    if status != 0:
+        raise RuntimeError(f"the forked half of the work ended with wait status {status}")
+    return value
+
+
+def _pickled(error: BaseException) -> bytes:
+    try:
+        return pickle.dumps(error)
+    except Exception:  # a class pickle cannot rebuild
+        return pickle.dumps(RuntimeError(f"{type(error).__name__}: {error}"))
