@@ -15,6 +15,7 @@ import functools
 import gc
 import os
 import pickle
+import threading
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
@@ -47,9 +48,10 @@ def side_by_side(here: Callable[[], R], there: Callable[[], object]) -> R:
 
     A failure in the child is raised here, as it was raised there (pickled back through
     a pipe; one that cannot be pickled, as a RuntimeError naming it), after ``here`` is
-    done; one here is raised after the child has ended. Without fork (Windows), or
-    with one core, both run here, one after the other."""
-    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2:
+    done; one here is raised after the child has ended. Without fork (Windows), with
+    one core, or with another thread running (a lock it held when forked would never be
+    released in the child), both run here, one after the other."""
+    if not _may_fork():
         there()
         return here()
     read_end, write_end = os.pipe()
@@ -77,6 +79,10 @@ def side_by_side(here: Callable[[], R], there: Callable[[], object]) -> R:
     if status != 0:
         raise RuntimeError(f"the forked half of the work ended with wait status {status}")
     return value
+
+
+def _may_fork() -> bool:
+    return hasattr(os, "fork") and (os.cpu_count() or 1) > 1 and threading.active_count() == 1
 
 
 def _pickled(error: BaseException) -> bytes:
