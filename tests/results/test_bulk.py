@@ -104,6 +104,20 @@ def test_one_that_cannot_be_pickled_comes_back_named() -> None:
         side_by_side(lambda: None, there)
 
 
+def test_one_whose_arguments_do_not_rebuild_it_comes_back_named() -> None:
+    def there() -> None:
+        raise _Stopped("terminated (SIGTERM)", 143)
+
+    with pytest.raises(RuntimeError, match=r"_Stopped: terminated \(SIGTERM\)"):
+        side_by_side(lambda: None, there)
+
+
+class _Stopped(Exception):
+    def __init__(self, why: str, code: int) -> None:  # pickle rebuilds it with one argument
+        super().__init__(why)
+        self.code = code
+
+
 def test_a_failure_here_waits_for_the_child_then_is_raised(tmp_path) -> None:
     done = tmp_path / "done"
 

@@ -86,7 +86,11 @@ def _may_fork() -> bool:
 
 
 def _pickled(error: BaseException) -> bytes:
+    """``error`` as the parent can rebuild it; one whose class pickle cannot find, or
+    whose constructor its own arguments do not fit, as a RuntimeError naming it."""
     try:
-        return pickle.dumps(error)
-    except Exception:  # a class pickle cannot rebuild
+        sent = pickle.dumps(error)
+        pickle.loads(sent)  # what this process has just written: does it rebuild?
+        return sent
+    except Exception:
         return pickle.dumps(RuntimeError(f"{type(error).__name__}: {error}"))
