@@ -19,6 +19,8 @@ this process and of the child it waited for); and the system's part of those, wh
 a virtual disk is mostly creating files. The file system's floor, creating as many
 files as the merge does with nothing else done, is measured in the same run: on a
 shared machine it moves by a second or more from hour to hour, and with it the merge.
+On ext4 without a journal (this machine's disk) it grows with the files deleted in the
+last 30 s, a previous run's included: leave 30 s between two runs (file_system_floor).
 
 Goal: everything <= 5 s at 2,000 combinations; summary.md <= 65,536 characters.
 """
@@ -30,6 +32,7 @@ import contextlib
 import json
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import time
@@ -182,18 +185,25 @@ def _timed(stage: str, *figures: dict[str, dict[str, float]]) -> Iterator[None]:
 
 def file_system_floor(count: int, size: int) -> float:
     """Seconds to create ``count`` files of ``size`` bytes the way a merge must (a new
-    file, written, renamed into place) with nothing else done: on a shared virtual
-    disk this moves by seconds from hour to hour, so it is measured in the same run."""
+    file, written, renamed into place) with nothing else done: on a shared virtual disk
+    it moves by a second or more from hour to hour, so it is measured in the same run.
+
+    Measured after the attempts, its files deleted only with the rest: on ext4 without
+    a journal (this machine's disk) each new inode skips, at a cost, those deleted in
+    the last 30 s (ialloc.c's ``recently_deleted``), so a merge timed right after
+    thousands of files were deleted pays seconds more. Leave 30 s between two runs."""
     data = b"x" * size
-    with tempfile.TemporaryDirectory() as folder:
-        start = time.perf_counter()
-        for i in range(count):
-            temporary = os.path.join(folder, f".{i}.tmp")
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            os.write(fd, data)
-            os.close(fd)
-            os.replace(temporary, os.path.join(folder, f"{i}.json"))
-        return time.perf_counter() - start
+    folder = tempfile.mkdtemp()
+    start = time.perf_counter()
+    for i in range(count):
+        temporary = os.path.join(folder, f".{i}.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.write(fd, data)
+        os.close(fd)
+        os.replace(temporary, os.path.join(folder, f"{i}.json"))
+    seconds = time.perf_counter() - start
+    shutil.rmtree(folder)
+    return seconds
 
 
 STAGES = ("merge", "verdicts", "reports")
@@ -209,7 +219,6 @@ def bench(combinations: int, cases: int, repeat: int, per_job: int = 2) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         artifacts = Path(folder) / "artifacts"
         expected = job_folders(synthetic(combinations, cases, run_id="today"), artifacts, per_job)
-        floor = file_system_floor(combinations, _mean_size(artifacts))
         for attempt in range(repeat):
             out = Path(folder) / f"merged{attempt}"
             figures: dict[str, dict[str, float]] = {}
@@ -242,6 +251,7 @@ def bench(combinations: int, cases: int, repeat: int, per_job: int = 2) -> dict:
                 alone[name] = min(alone.get(name, seconds), seconds)
         sizes["results.json"] = (out / "results.json").stat().st_size
         summary = stored.summary
+        floor = file_system_floor(combinations, _mean_size(artifacts))  # after: see its doc
     return {
         "combinations": combinations,
         "cases": cases,
