@@ -7,6 +7,10 @@ grows, walks every live object again: a quarter of the gathering's CPU time at 2
 combinations × 10 cases (benchmarks/bench_reports.py), reclaiming nothing. Reference
 counting still frees every object as before; the collector is paused only for the
 call, as Mercurial's ``util.nogc`` does around its large builds.
+
+Work that splits into independent halves over one built structure (the four reports
+of a judged matrix) runs side by side in two processes: a forked child sees the
+structure as it is, nothing pickled to it (side_by_side).
 """
 
 from __future__ import annotations
