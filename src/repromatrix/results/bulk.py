@@ -19,6 +19,7 @@ import functools
 import gc
 import os
 import pickle
+import sys
 import threading
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
@@ -52,9 +53,10 @@ def side_by_side(here: Callable[[], R], there: Callable[[], object]) -> R:
 
     A failure in the child is raised here, as it was raised there (pickled back through
     a pipe; one that cannot be pickled, as a RuntimeError naming it), after ``here`` is
-    done; one here is raised after the child has ended. Without fork (Windows), with
-    one core, or with another thread running (a lock it held when forked would never be
-    released in the child), both run here, one after the other."""
+    done; one here is raised after the child has ended. Off Linux (no fork on Windows;
+    on macOS a forked child may crash in system libraries), with one core, or with
+    another thread running (a lock it held when forked would never be released in the
+    child), both run here, one after the other."""
     if not _may_fork():
         there()
         return here()
@@ -86,7 +88,8 @@ def side_by_side(here: Callable[[], R], there: Callable[[], object]) -> R:
 
 
 def _may_fork() -> bool:
-    return hasattr(os, "fork") and (os.cpu_count() or 1) > 1 and threading.active_count() == 1
+    linux = sys.platform.startswith("linux")
+    return linux and (os.cpu_count() or 1) > 1 and threading.active_count() == 1
 
 
 def _pickled(error: BaseException) -> bytes:
