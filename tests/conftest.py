@@ -8,7 +8,9 @@ store per test session so that a cell is built once.
 from __future__ import annotations
 
 import os
+import signal
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -56,3 +58,15 @@ def write_matrix(tmp_path: Path):
         return path
 
     return write
+
+
+@pytest.fixture
+def sighup_as_in_a_terminal() -> Iterator[None]:
+    """SIGHUP at its default, as a terminal leaves it: a suite run under nohup has it
+    ignored, and stop_signals keeps an ignored signal ignored (by design, tested apart),
+    so a test of what SIGHUP does would read nohup's choice as a failure."""
+    saved = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, saved)

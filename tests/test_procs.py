@@ -22,6 +22,7 @@ def _deliver(sig: signal.Signals) -> None:
     ("sig", "words"),
     [(signal.SIGTERM, "terminated (SIGTERM)"), (signal.SIGHUP, "hung up (SIGHUP)")],
 )
+@pytest.mark.usefixtures("sighup_as_in_a_terminal")
 def test_a_stop_signal_is_an_interrupt_with_its_words(sig: signal.Signals, words: str) -> None:
     before = signal.getsignal(sig)
     with pytest.raises(KeyboardInterrupt) as stopped, procs.stop_signals():

@@ -110,6 +110,7 @@ def test_the_schedulers_gpu_share_reaches_the_cell(
     ("sig", "words"),
     [(signal.SIGTERM, "terminated (SIGTERM)"), (signal.SIGHUP, "hung up (SIGHUP)")],
 )
+@pytest.mark.usefixtures("sighup_as_in_a_terminal")  # the run inherits it
 def test_sigterm_and_sighup_stop_the_run_as_ctrl_c_does(
     tmp_path: Path, shared_env_store: Path, sig: signal.Signals, words: str
 ) -> None:
