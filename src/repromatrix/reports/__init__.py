@@ -104,28 +104,24 @@ def write_all(
     matrix (the same files, byte for byte, as one after the other)."""
     folder = Path(folder)
     view = View.of(results, folder)
-    paths = {name: folder / name for name in REPORT_FILES}
 
-    def write(names: tuple[str, ...]) -> None:
-        for name in names:
-            if name == results_json.FILE_NAME:
-                results_json.write(results, folder)
-            else:  # each renders masked
-                write_text_atomic(paths[name], _RENDERERS[name](view), scrub=masked_already)
+    def write(name: str, render: Callable[[View], str]) -> None:
+        write_text_atomic(folder / name, render(view), scrub=masked_already)  # each renders masked
 
-    here, there = ("results.json", "index.html"), ("junit.xml", "summary.md")
+    def here() -> None:
+        results_json.write(results, folder)
+        write("index.html", html.render)
+
+    def there() -> None:
+        write("junit.xml", junit.render)
+        write("summary.md", markdown.render)
+
     if sum(len(c.cases) for c in results.combinations) >= side_by_side_from:
-        side_by_side(lambda: write(here), lambda: write(there))
+        side_by_side(here, there)
     else:
-        write(here + there)
-    return paths
-
-
-_RENDERERS: dict[str, Callable[[View], str]] = {
-    "junit.xml": junit.render,
-    "summary.md": markdown.render,
-    "index.html": html.render,
-}
+        here()
+        there()
+    return {name: folder / name for name in REPORT_FILES}
 
 
 def rerender(
