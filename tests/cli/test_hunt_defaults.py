@@ -159,6 +159,6 @@ def test_a_cell_given_is_the_whole_cell(project: Path, capsys) -> None:
 def test_the_atlas_says_which_defaults_its_cells_take(project: Path) -> None:
     atlas = "atlas:\n  axes: {tiny-pkg: '', six: ''}\n  pins: {torch: '2.13.0'}\n"
     (project / "matrix.yaml").write_text(MATRIX.replace("tiny-pkg]", "tiny-pkg, six]") + atlas)
-    assert ATLAS.took(AtlasOptions(matrix=project / "matrix.yaml")) == (
+    assert ATLAS.took(AtlasOptions.read(project / "matrix.yaml")) == (
         "from matrix.yaml's defaults: mylib=."
     )

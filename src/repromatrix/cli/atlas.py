@@ -145,8 +145,8 @@ def options(args: argparse.Namespace) -> AtlasOptions:
     default)."""
     from repromatrix.hunts.atlas.run import AtlasOptions
 
-    given = ("matrix", "out", "wheelhouse", "budget", "jobs", "env_dir", "cases", "reruns")
-    return AtlasOptions(**{name: getattr(args, name) for name in given})
+    given = ("out", "wheelhouse", "budget", "jobs", "env_dir", "cases", "reruns")
+    return AtlasOptions.read(args.matrix, **{name: getattr(args, name) for name in given})
 
 
 def runner(_args: argparse.Namespace, _given: Prober | None = None) -> CellRunner | None:

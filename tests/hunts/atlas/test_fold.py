@@ -52,7 +52,7 @@ def night(tmp_path: Path) -> Path:
     (tmp_path / "matrix.yaml").write_text(textwrap.dedent(MATRIX))
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "test_pair.py").write_text("def test_a_and_b_get_along():\n    pass\n")
-    options = atlas.AtlasOptions(matrix=tmp_path / "matrix.yaml", out=tmp_path / "atlas")
+    options = atlas.AtlasOptions.read(tmp_path / "matrix.yaml", out=tmp_path / "atlas")
     checked = atlas.plan(options, Voice(say=lambda _l: None), lister=listing, resolve=lambda _r: "")
     planned = atlas.tonight(checked).planned
     assert len(planned) == 4

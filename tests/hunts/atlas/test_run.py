@@ -104,7 +104,7 @@ def project(tmp_path: Path) -> tuple[Path, Stack]:
     (tmp_path / "matrix.yaml").write_text(textwrap.dedent(MATRIX))
     oracle = stack_oracle()
     out = tmp_path / "reports" / "atlas"
-    _run(atlas.AtlasOptions(matrix=tmp_path / "matrix.yaml", out=out), oracle, say=lambda _l: None)
+    _run(atlas.AtlasOptions.read(tmp_path / "matrix.yaml", out=out), oracle, say=lambda _l: None)
     return out, oracle
 
 
@@ -211,7 +211,7 @@ def test_a_new_release_costs_about_the_largest_other_axis(folder: Path) -> None:
     RELEASES["peft"].append("0.19.1")
     try:
         oracle = stack_oracle()
-        options = atlas.AtlasOptions(matrix=folder.parent.parent / "matrix.yaml", out=folder)
+        options = atlas.AtlasOptions.read(folder.parent.parent / "matrix.yaml", out=folder)
         lines: list[str] = []
         _run(options, oracle, say=lines.append)
     finally:
@@ -247,7 +247,7 @@ def test_plan_is_the_same_planning_step(folder: Path, tmp_path: Path, capsys) ->
 def test_plan_says_why_each_cell_is_planned(folder: Path) -> None:
     RELEASES["peft"].append("0.19.1")
     try:
-        options = atlas.AtlasOptions(matrix=folder.parent.parent / "matrix.yaml", out=folder)
+        options = atlas.AtlasOptions.read(folder.parent.parent / "matrix.yaml", out=folder)
         checked = atlas.plan(options, Voice(say=lambda _l: None), lister=listing, resolve=resolve)
         planned = atlas.tonight(checked).planned
     finally:

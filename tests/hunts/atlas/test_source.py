@@ -41,7 +41,7 @@ def _project(tmp_path: Path) -> tuple[Path, Oracle]:
 
 
 def _options(out: Path) -> atlas.AtlasOptions:
-    return atlas.AtlasOptions(matrix=out.parent.parent / "matrix.yaml", out=out)
+    return atlas.AtlasOptions.read(out.parent.parent / "matrix.yaml", out=out)
 
 
 def _run(out: Path, oracle: Oracle) -> None:

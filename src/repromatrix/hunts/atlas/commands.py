@@ -31,7 +31,7 @@ def plan(
     in atlas.json (``plan``: each cell's job id and pins, and the tier file's digest,
     which its results carry), for ``atlas fold`` to take back only what was planned."""
     checked = check(
-        AtlasOptions(matrix=matrix, out=out, wheelhouse=wheelhouse, budget=budget),
+        AtlasOptions.read(matrix, out=out, wheelhouse=wheelhouse, budget=budget),
         Voice(say=lambda _line: None),
     )
     found = tonight(checked)

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from repromatrix.environment import IndexSettings
 from repromatrix.errors import UserError
@@ -55,7 +56,10 @@ Say = Callable[[str], None]
 
 @dataclass
 class AtlasOptions:
-    matrix: Path = Path("matrix.yaml")
+    """``atlas run``'s options; ``matrix`` is matrix.yaml as read once (``read``), so
+    what ``took`` says and what ``plan`` checks are the same file's."""
+
+    matrix: Matrix
     out: Path = Path("reports/atlas")
     wheelhouse: Path | None = None
     budget: int | None = None  # default: the atlas: block's
@@ -64,6 +68,14 @@ class AtlasOptions:
     cases: Path | None = None
     known_issues: Path | None = None
     reruns: int = 2
+
+    @classmethod
+    def read(cls, matrix: Path, **given: Any) -> AtlasOptions:
+        """The options with ``matrix`` read from that file (its cases folder: ``cases``
+        where given); a UserError (one line) for a bad one."""
+        from repromatrix.matrix.load import load_matrix
+
+        return cls(load_matrix(matrix, cases=given.get("cases")), **given)
 
 
 @dataclass
@@ -106,11 +118,10 @@ def plan(
     """Settings, universe, state, conflicts; a UserError (one line) for bad input.
     ``lister`` and ``resolve`` (the indexes, uv) are the tests' to hand."""
     from repromatrix.hunts.atlas.cells import held_pins
-    from repromatrix.matrix.load import load_matrix
 
     say = voice.say
 
-    matrix = load_matrix(options.matrix, cases=options.cases)
+    matrix = options.matrix
     if matrix.atlas is None:
         raise UserError(f"{matrix.path.name}: atlas: no atlas block (docs/atlas.md)")
     settings = matrix.atlas
@@ -276,9 +287,7 @@ def _pipeline_cells(checked: AtlasPlan, say: Say) -> CellRunner:
 def took(options: AtlasOptions) -> str:
     """What every cell takes from matrix.yaml's defaults: the pins the block's own pins
     and axes leave, in words."""
-    from repromatrix.matrix.load import load_matrix
-
-    matrix = load_matrix(options.matrix, cases=options.cases)
+    matrix = options.matrix
     if matrix.atlas is None or matrix.defaults is None:
         return ""  # the plan says what is wrong
     own = {pin.package for pin in matrix.atlas.pins} | set(matrix.atlas.axes)
