@@ -276,3 +276,14 @@ def test_bad_input_is_one_line_and_exit_2(folder: Path, capsys, words, message) 
 def test_no_atlas_yet_is_one_line(tmp_path: Path, capsys) -> None:
     code, _, err = cli("atlas", "query", "a==1", "b", "--out", str(tmp_path), capsys=capsys)
     assert code == 2 and "no atlas yet (repromatrix atlas run)" in err
+
+
+def test_took_and_plan_take_matrix_yaml_as_read(folder: Path) -> None:
+    """One reading of the file for the whole run: what the first line says it took
+    and what the plan checks cannot come from two versions of it."""
+    written = folder.parent.parent / "matrix.yaml"
+    options = atlas.AtlasOptions.read(written, out=folder)
+    written.unlink()
+    assert atlas.ATLAS.took(options) == ""  # this matrix has no defaults: nothing taken
+    checked = atlas.plan(options, Voice(say=lambda _l: None), lister=listing, resolve=resolve)
+    assert checked.matrix is options.matrix and checked.settings is options.matrix.atlas
