@@ -18,17 +18,6 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-# Tests that take minutes (real cells, workflows under act).
-MINUTES_LONG = ("e2e", "act")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The minutes-long tests first, each file's in its order: xdist hands tests out in
-    this order, and one of them left for the end runs alone while the other worker
-    waits (the suite's last minutes were act tests, one to two minutes each)."""
-    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in MINUTES_LONG))
-
-
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO
