@@ -20,7 +20,9 @@ a virtual disk is mostly creating files. The file system's floor, creating as ma
 files as the merge does with nothing else done, is measured in the same run: on a
 shared machine it moves by a second or more from hour to hour, and with it the merge.
 On ext4 without a journal (this machine's disk) it grows with the files deleted in the
-last 30 s, a previous run's included: leave 30 s between two runs (file_system_floor).
+last minute, a previous run's included (its 10,000 files, deleted at its end): leave
+two minutes between two runs, and as long after anything else that deletes many files
+(a test suite) (file_system_floor).
 
 Goal: everything <= 5 s at 2,000 combinations; summary.md <= 65,536 characters.
 """
@@ -189,9 +191,11 @@ def file_system_floor(count: int, size: int) -> float:
     it moves by a second or more from hour to hour, so it is measured in the same run.
 
     Measured after the attempts, its files deleted only with the rest: on ext4 without
-    a journal (this machine's disk) each new inode skips, at a cost, those deleted in
-    the last 30 s (ialloc.c's ``recently_deleted``), so a merge timed right after
-    thousands of files were deleted pays seconds more. Leave 30 s between two runs."""
+    a journal (this machine's disk) the inode allocator skips, at a cost, each inode
+    deleted in the last 60 s, or 300 s while its inode table block is not yet written
+    back, about 30 s here (ialloc.c's ``recently_deleted``, RECENTCY_MIN and
+    RECENTCY_DIRTY since Linux 5.7), so a merge timed within a minute of thousands of
+    files deleted pays seconds more. Leave two minutes between two runs."""
     data = b"x" * size
     folder = tempfile.mkdtemp()
     start = time.perf_counter()
