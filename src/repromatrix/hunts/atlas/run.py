@@ -88,9 +88,9 @@ class AtlasPlan:
     state: AtlasState
     index: IndexSettings
     budget: Budget
+    options: AtlasOptions
     conflicts: dict[Pair, str] = field(default_factory=dict)
     known_axes: dict[str, list[str]] = field(default_factory=dict)  # the last run's releases
-    options: AtlasOptions = field(default_factory=AtlasOptions)
 
     def standing(self) -> list[CellRecord]:
         return self.state.standing()
@@ -158,9 +158,9 @@ def plan(
         state,
         index,
         Budget(options.budget or settings.budget, settings.audit),
+        options,
         conflicts_of(universe, state.resolutions),
         known_axes,
-        options,
     )
 
 
