@@ -82,7 +82,6 @@ class AtlasOptions:
 class AtlasPlan:
     """Everything checked before a cell runs."""
 
-    matrix: Matrix
     settings: AtlasSettings
     universe: Universe
     state: AtlasState
@@ -91,6 +90,10 @@ class AtlasPlan:
     options: AtlasOptions
     conflicts: dict[Pair, str] = field(default_factory=dict)
     known_axes: dict[str, list[str]] = field(default_factory=dict)  # the last run's releases
+
+    @property
+    def matrix(self) -> Matrix:
+        return self.options.matrix  # read once, with the options
 
     def standing(self) -> list[CellRecord]:
         return self.state.standing()
@@ -152,7 +155,6 @@ def plan(
         say=say,
     )
     return AtlasPlan(
-        matrix,
         settings,
         universe,
         state,
